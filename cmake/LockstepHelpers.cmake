@@ -1,0 +1,25 @@
+# lockstep_add_layer(name): a static library lockstep_<name> from
+# src/<name>/*.cc with the public headers in include/.
+function(lockstep_add_layer name)
+  file(GLOB srcs CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/${name}/*.cc)
+  add_library(lockstep_${name} STATIC ${srcs})
+  target_include_directories(lockstep_${name} PUBLIC ${CMAKE_SOURCE_DIR}/include
+                                            PRIVATE ${CMAKE_SOURCE_DIR}/src)
+endfunction()
+
+# lockstep_add_tests(layer libs...): one test executable per
+# tests/<layer>/*_test.cc, discovered by CTest.
+function(lockstep_add_tests layer)
+  file(GLOB tests CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/${layer}/*_test.cc)
+  foreach(t ${tests})
+    get_filename_component(n ${t} NAME_WE)
+    add_executable(${n} ${t})
+    target_link_libraries(${n} PRIVATE ${ARGN} GTest::gtest GTest::gtest_main)
+    target_include_directories(${n} PRIVATE ${CMAKE_SOURCE_DIR}/tests ${CMAKE_SOURCE_DIR}/src)
+    target_compile_definitions(${n} PRIVATE
+      LOCKSTEP_SOURCE_DIR="${CMAKE_SOURCE_DIR}"
+      LOCKSTEP_FIXTURES_DIR="${LOCKSTEP_FIXTURES_DIR}"
+      LOCKSTEP_BIN_DIR="${CMAKE_BINARY_DIR}/bin")
+    gtest_discover_tests(${n} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS ${layer})
+  endforeach()
+endfunction()

@@ -1,0 +1,96 @@
+// The result of comparing two dumps: msprobe-compatible rows (cells exactly as
+// msprobe HEAD prints them) plus lockstep's own verdict per row, the summary
+// and the first divergent operator. Reports (CSV, HTML, JSON, xlsx) are
+// written from this.
+// Thread safety: plain values.
+#ifndef LOCKSTEP_COMPARE_RESULT_H_
+#define LOCKSTEP_COMPARE_RESULT_H_
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace lockstep {
+
+// msprobe's dump modes: "all" (tensor), "summary" (statistics), "md5".
+enum class CompareMode { kTensor, kStatistics, kMd5 };
+const char* CompareModeName(CompareMode mode);  // "tensor", "statistics", "md5"
+
+// lockstep's own verdict on a row (see docs/compare.md for how it differs
+// from msprobe's Result column).
+enum class Verdict { kPass, kWarning, kError, kUnmatched };
+const char* VerdictName(Verdict v);  // "pass", "warning", "error", "unmatched"
+
+// Why an entry diverged.
+enum class DivergenceReason { kNone, kPrecision, kOverflow, kNan, kShape, kMissing, kDtype };
+const char* DivergenceReasonName(DivergenceReason r);  // "precision", ...
+
+struct CompareRow {
+  // Cells in the order of CompareResult::columns, as msprobe prints them.
+  std::vector<std::string> cells;
+  std::string npu_name;
+  std::string bench_name;  // "N/A" when unmatched
+  std::string entry;       // the dump.json entry the row belongs to
+  int rank = 0;
+  int step = -1;
+  bool is_output = false;  // an "output" row (msprobe: NPU Name has ".output.")
+  // lockstep's verdict and every reason behind it (never dropped).
+  Verdict verdict = Verdict::kPass;
+  std::vector<std::string> messages;
+  // Numeric view for plots and sorting; NaN when not computed.
+  double cosine = std::numeric_limits<double>::quiet_NaN();
+  double max_abs_err = std::numeric_limits<double>::quiet_NaN();
+  double max_rel_err = std::numeric_limits<double>::quiet_NaN();
+  // 1 - cosine, computed stably (see ARCHITECTURE.md numerical notes).
+  double one_minus_cos = std::numeric_limits<double>::quiet_NaN();
+};
+
+// The earliest entry (execution order, per rank) whose inputs agree with the
+// baseline and whose outputs do not.
+struct FirstDivergence {
+  bool found = false;
+  int rank = 0;
+  int step = -1;
+  std::string entry;     // "Functional.conv2d.0.forward"
+  std::string row;       // the first output row that diverged
+  DivergenceReason reason = DivergenceReason::kNone;
+  std::string detail;    // human sentence: "cosine 0.9812 < 0.99, max abs err 0.031"
+  size_t row_index = 0;  // index into CompareResult::rows
+};
+
+// An entry present on one side only, found by --align.
+struct AlignmentGap {
+  std::string entry;
+  bool in_target = false;  // true: inserted in target; false: missing from target
+  int rank = 0;
+  size_t position = 0;     // index in that side's entry sequence
+};
+
+struct CompareSummary {
+  int64_t rows = 0;
+  int64_t pass = 0;
+  int64_t warning = 0;
+  int64_t error = 0;
+  int64_t unmatched = 0;
+  // msprobe's own Result counts (pass/warning/error as in its CSV).
+  int64_t msprobe_pass = 0;
+  int64_t msprobe_warning = 0;
+  int64_t msprobe_error = 0;
+};
+
+struct CompareResult {
+  CompareMode mode = CompareMode::kStatistics;
+  std::vector<std::string> columns;  // msprobe HEAD CSV header
+  std::vector<CompareRow> rows;
+  CompareSummary summary;
+  FirstDivergence first_divergence;
+  std::vector<AlignmentGap> gaps;
+  std::string target_path;
+  std::string baseline_path;
+  std::vector<std::string> warnings;  // problems met while comparing
+};
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_COMPARE_RESULT_H_

@@ -1,0 +1,65 @@
+// PyValue: a value from a dump file typed the way Python's json module types
+// it (None, bool, int, float, str, list, dict with key order kept), so that
+// lockstep can print it exactly as msprobe (Python) does.
+// Thread safety: a value type; no shared state.
+#ifndef LOCKSTEP_FORMAT_PYVALUE_H_
+#define LOCKSTEP_FORMAT_PYVALUE_H_
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace lockstep {
+
+class PyValue {
+ public:
+  enum class Kind { kNone, kBool, kInt, kFloat, kStr, kList, kDict };
+
+  PyValue() = default;  // None
+  static PyValue Bool(bool b);
+  static PyValue Int(int64_t i);
+  // An integer too large for int64, kept as its decimal digits.
+  static PyValue BigInt(std::string digits);
+  static PyValue Float(double d);
+  static PyValue Str(std::string s);
+  static PyValue List(std::vector<PyValue> items);
+  static PyValue Dict(std::vector<std::pair<std::string, PyValue>> fields);
+
+  Kind kind() const { return kind_; }
+  bool is_none() const { return kind_ == Kind::kNone; }
+  bool is_number() const { return kind_ == Kind::kInt || kind_ == Kind::kFloat; }
+  bool as_bool() const { return b_; }
+  int64_t as_int() const { return i_; }
+  // Int or float as double; NaN for other kinds.
+  double as_double() const;
+  const std::string& as_str() const { return s_; }
+  const std::vector<PyValue>& items() const { return items_; }
+  const std::vector<std::pair<std::string, PyValue>>& fields() const { return fields_; }
+  // Dict lookup; nullptr when absent or not a dict.
+  const PyValue* Find(std::string_view key) const;
+
+  // Python str(value): "None", "True", "2", "0.5", "abc", "[1, 'a']", "{'k': 1}".
+  std::string PyStr() const;
+  // Python repr(value): like PyStr but strings are quoted: "'abc'".
+  std::string PyRepr() const;
+
+  bool operator==(const PyValue& o) const;
+
+ private:
+  Kind kind_ = Kind::kNone;
+  bool b_ = false;
+  int64_t i_ = 0;
+  double d_ = 0;
+  std::string s_;  // str, or the digits of a big int
+  std::vector<PyValue> items_;
+  std::vector<std::pair<std::string, PyValue>> fields_;
+};
+
+// Python repr() of a str: single quotes unless the string contains a single
+// quote and no double quote; escapes \\, \n, \r, \t and non-printables.
+std::string PyStrRepr(const std::string& s);
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_FORMAT_PYVALUE_H_

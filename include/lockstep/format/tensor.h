@@ -1,0 +1,55 @@
+// Tensor: a dense, C-contiguous, little-endian block of elements with a
+// dtype and a shape, as read from a .pt or .npy file. The bytes are owned
+// through a shared holder (a memory map or a heap buffer), so a Tensor is
+// cheap to copy and may point into a mapped file.
+// Thread safety: immutable after construction; safe to share across threads.
+#ifndef LOCKSTEP_FORMAT_TENSOR_H_
+#define LOCKSTEP_FORMAT_TENSOR_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "lockstep/numerics/dtype.h"
+
+namespace lockstep {
+
+class Tensor {
+ public:
+  Tensor() = default;
+  // REQUIRES: `data` holds numel(shape) * DTypeSize(dtype) bytes in C order,
+  // little-endian, and stays valid while `owner` lives.
+  Tensor(DType dtype, std::vector<int64_t> shape, const std::byte* data,
+         std::shared_ptr<const void> owner)
+      : dtype_(dtype), shape_(std::move(shape)), data_(data), owner_(std::move(owner)) {}
+
+  // A tensor owning a copy of `bytes`.
+  static Tensor FromBytes(DType dtype, std::vector<int64_t> shape, std::string bytes);
+
+  DType dtype() const { return dtype_; }
+  const std::vector<int64_t>& shape() const { return shape_; }
+  int64_t numel() const;
+  size_t nbytes() const { return static_cast<size_t>(numel()) * DTypeSize(dtype_); }
+  const std::byte* data() const { return data_; }
+  template <typename T>
+  const T* data_as() const { return reinterpret_cast<const T*>(data_); }
+
+ private:
+  DType dtype_ = DType::kFloat32;
+  std::vector<int64_t> shape_;
+  const std::byte* data_ = nullptr;
+  std::shared_ptr<const void> owner_;
+};
+
+// Product of dims (1 for a 0-d shape). Returns -1 if a dim is negative or the
+// product overflows int64.
+int64_t NumElements(const std::vector<int64_t>& shape);
+
+// "[10, 4]" — Python's str() of a list of ints, as msprobe prints shapes.
+std::string ShapeToString(const std::vector<int64_t>& shape);
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_FORMAT_TENSOR_H_

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs lockstep's build and test dependencies from Debian 12's packages
+# (only the missing ones) and builds lockstep into build/.
+# Usage: bash scripts/setup.sh        (as root, or with sudo available)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PKGS=(build-essential cmake pkg-config zlib1g-dev rapidjson-dev libxlsxwriter-dev
+      libmpfr-dev libgtest-dev libgmock-dev libbenchmark-dev
+      libtorch-dev libgloo-dev libopenblas0-pthread python3-torch chromium)
+
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  echo "[I] installing: ${missing[*]}"
+  $SUDO apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
+cmake --build build -j"$(nproc)"

@@ -1,0 +1,39 @@
+// lockstep: find where two training runs part ways.
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "cli/commands.h"
+
+namespace {
+
+void PrintUsage() {
+  std::printf(
+      "lockstep: find where two deep-learning training runs part ways.\n\n"
+      "Usage: lockstep <command> [options]\n\n"
+      "Commands:\n"
+      "  compare   compare two operator dumps (msprobe layout); find the first\n"
+      "            divergent operator; write CSV, summary.json and report.html\n"
+      "  overflow  list dump entries with inf/nan or values saturated at the\n"
+      "            fp16/bf16 maximum, first one first\n"
+      "  inspect   show what a dump holds\n\n"
+      "Run 'lockstep <command> --help' for the options of a command.\n"
+      "Exit codes: 0 pass, 1 divergence or failed check, 2 usage error,\n"
+      "3 I/O or format error.\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0) {
+    PrintUsage();
+    return argc < 2 ? 2 : 0;
+  }
+  std::string cmd = argv[1];
+  for (const auto& c : lockstep::cli::Commands()) {
+    if (cmd == c.name) return c.run(argc - 1, argv + 1);
+  }
+  std::fprintf(stderr, "[E] lockstep | unknown command '%s'. Note: run 'lockstep --help'\n",
+               cmd.c_str());
+  return 2;
+}

@@ -1,0 +1,144 @@
+#include "lockstep/core/file.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <system_error>
+
+namespace lockstep {
+namespace {
+
+Status ErrnoStatus(const std::string& path, const char* what) {
+  int err = errno;
+  std::string problem = std::string(what) + ": " + std::strerror(err);
+  if (err == ENOENT) return Status::NotFound(path, problem);
+  return Status::IoError(path, problem);
+}
+
+// Reads all of `fd` into `out`.
+Status ReadAll(int fd, const std::string& path, std::string* out) {
+  char buf[1 << 16];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof(buf));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoStatus(path, "read failed");
+    }
+    if (n == 0) return Status::Ok();
+    out->append(buf, static_cast<size_t>(n));
+  }
+}
+
+}  // namespace
+
+StatusOr<std::shared_ptr<const MappedFile>> MappedFile::Open(
+    const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return ErrnoStatus(path, "cannot open");
+  std::shared_ptr<MappedFile> file(new MappedFile());
+  file->path_ = path;
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    Status s = ErrnoStatus(path, "cannot stat");
+    ::close(fd);
+    return s;
+  }
+  if (S_ISDIR(st.st_mode)) {
+    ::close(fd);
+    return Status::InvalidArgument(path, "is a directory, expected a file");
+  }
+  if (S_ISREG(st.st_mode) && st.st_size > 0) {
+    void* p = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ,
+                     MAP_PRIVATE, fd, 0);
+    if (p != MAP_FAILED) {
+      file->data_ = static_cast<const std::byte*>(p);
+      file->size_ = static_cast<size_t>(st.st_size);
+      file->mapped_ = true;
+      ::close(fd);
+      return std::shared_ptr<const MappedFile>(std::move(file));
+    }
+  }
+  Status s = ReadAll(fd, path, &file->owned_);
+  ::close(fd);
+  if (!s.ok()) return s;
+  file->data_ = reinterpret_cast<const std::byte*>(file->owned_.data());
+  file->size_ = file->owned_.size();
+  return std::shared_ptr<const MappedFile>(std::move(file));
+}
+
+MappedFile::~MappedFile() {
+  if (mapped_) ::munmap(const_cast<std::byte*>(data_), size_);
+}
+
+StatusOr<std::string> ReadFileToString(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return ErrnoStatus(path, "cannot open");
+  struct stat st;
+  if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+    ::close(fd);
+    return Status::InvalidArgument(path, "is a directory, expected a file");
+  }
+  std::string out;
+  if (::fstat(fd, &st) == 0 && st.st_size > 0) {
+    out.reserve(static_cast<size_t>(st.st_size));
+  }
+  Status s = ReadAll(fd, path, &out);
+  ::close(fd);
+  if (!s.ok()) return s;
+  return out;
+}
+
+Status WriteFileAtomic(const std::string& path, std::string_view data) {
+  std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return ErrnoStatus(tmp, "cannot create");
+  const char* p = data.data();
+  size_t left = data.size();
+  while (left > 0) {
+    ssize_t n = ::write(fd, p, left);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      Status s = ErrnoStatus(tmp, "write failed");
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      return s;
+    }
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+  if (::close(fd) != 0) {
+    Status s = ErrnoStatus(tmp, "close failed");
+    ::unlink(tmp.c_str());
+    return s;
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    Status s = ErrnoStatus(path, "rename failed");
+    ::unlink(tmp.c_str());
+    return s;
+  }
+  return Status::Ok();
+}
+
+Status CreateDirs(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::create_directories(path, ec);
+  if (ec) return Status::IoError(path, "cannot create directory: " + ec.message());
+  return Status::Ok();
+}
+
+bool PathExists(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::exists(path, ec);
+}
+
+bool IsDirectory(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::is_directory(path, ec);
+}
+
+}  // namespace lockstep
