@@ -37,7 +37,9 @@ struct CompareRow {
   bool is_output = false;  // an "output" row (msprobe: NPU Name has ".output.")
   // lockstep's verdict and every reason behind it (never dropped).
   Verdict verdict = Verdict::kPass;
+  DivergenceReason reason = DivergenceReason::kNone;
   std::vector<std::string> messages;
+  std::string msprobe_result;  // msprobe HEAD's Result cell
   // Numeric view for plots and sorting; NaN when not computed.
   double cosine = std::numeric_limits<double>::quiet_NaN();
   double max_abs_err = std::numeric_limits<double>::quiet_NaN();

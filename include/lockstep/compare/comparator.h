@@ -1,0 +1,62 @@
+// Comparing two dumps: the target ("NPU" in msprobe's words) against the
+// baseline ("bench"). Flattens both dump.json files into rows, matches them,
+// computes msprobe's cells per mode (tensor metrics from one fused pass per
+// tensor pair, in parallel across rows), applies msprobe HEAD's Result rules
+// and lockstep's own verdict, and finds the first divergent operator.
+// Thread safety: CompareRankPair may run concurrently for distinct results.
+#ifndef LOCKSTEP_COMPARE_COMPARATOR_H_
+#define LOCKSTEP_COMPARE_COMPARATOR_H_
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lockstep/compare/result.h"
+#include "lockstep/core/status.h"
+#include "lockstep/format/dump.h"
+#include "lockstep/format/tensor.h"
+
+namespace lockstep {
+
+using TensorLoader = std::function<StatusOr<Tensor>(const std::string& path)>;
+
+struct CompareOptions {
+  std::optional<CompareMode> mode;  // nullopt: derived from the dumps (auto)
+  bool fuzzy_match = false;         // msprobe -fm
+  bool align = false;               // lockstep's sequence alignment
+  bool renumber_params_grad = false;
+  int jobs = 1;                     // rows compared in parallel (tensor mode)
+  TensorLoader load_tensor;         // REQUIRES: set for tensor mode
+  // Called with (rows done, rows total) during tensor mode; may be empty.
+  std::function<void(size_t, size_t)> progress;
+};
+
+// One (step, rank) pair of dumps.
+struct RankPair {
+  const DumpFile* target = nullptr;
+  const DumpFile* baseline = nullptr;
+  const StackMap* target_stack = nullptr;  // may be null (no stack column)
+  int step = -1;
+  int rank = 0;
+};
+
+// msprobe's get_dump_mode: tensor task -> tensor; statistics with md5 on both
+// sides -> md5; statistics -> statistics. Errors on a task mismatch or md5 on
+// one side only, naming both files.
+StatusOr<CompareMode> DetectMode(const DumpFile& target, const DumpFile& baseline);
+
+// msprobe HEAD's CSV header for a mode.
+std::vector<std::string> CompareHeader(CompareMode mode, bool with_stack);
+
+// Compares one rank pair and appends its rows to `result` (whose mode and
+// columns must already be set). Rows are in target order.
+Status CompareRankPair(const RankPair& pair, const CompareOptions& options,
+                       CompareResult* result);
+
+// Recomputes result->summary and result->first_divergence from the rows.
+void FinishResult(CompareResult* result);
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_COMPARE_COMPARATOR_H_

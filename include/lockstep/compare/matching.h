@@ -1,0 +1,45 @@
+// Matching target ("NPU") rows to baseline ("bench") rows, as msprobe HEAD
+// does (reference/msprobe.md §3.3):
+//  - exact: by row name, with the call index of backward API entries
+//    renumbered to their occurrence order (robust to recomputation);
+//  - the dtype gate: dtypes that differ and are not both float16/float32/
+//    bfloat16 (torch or MindSpore spelling) make the row unmatched;
+//  - fuzzy: names with the call index removed, matched in order.
+// lockstep's --align mode (align.h) is separate.
+// Thread safety: pure functions.
+#ifndef LOCKSTEP_COMPARE_MATCHING_H_
+#define LOCKSTEP_COMPARE_MATCHING_H_
+
+#include <string>
+#include <vector>
+
+#include "lockstep/compare/op_rows.h"
+
+namespace lockstep {
+
+struct MatchOptions {
+  bool fuzzy = false;
+  // Also renumber parameters_grad indices by occurrence (msprobe does not;
+  // without it step N of one run and step M != N of another leave them
+  // unmatched).
+  bool renumber_params_grad = false;
+};
+
+// For each target row, the index of its baseline row, or -1. A baseline row
+// is used at most once.
+std::vector<int> MatchRows(const std::vector<OpRow>& target, const std::vector<OpRow>& baseline,
+                           const MatchOptions& options);
+
+// The key msprobe merges on (exact mode), for each row of one dump.
+std::vector<std::string> CompareKeys(const std::vector<OpRow>& rows, const MatchOptions& options);
+
+// msprobe's Match.rename_api: the call index removed,
+// "Functional.conv2d.3.forward.input.0" -> "Functional.conv2d.forward.input.0".
+std::string FuzzyName(const std::string& row_name);
+
+// True when msprobe's dtype gate lets the two dtypes be compared.
+bool DTypesComparable(const std::string& target_dtype, const std::string& baseline_dtype);
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_COMPARE_MATCHING_H_

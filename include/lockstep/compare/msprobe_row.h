@@ -1,0 +1,67 @@
+// One row of msprobe's compare table before it is printed: the matched pair
+// of OpRows and the values msprobe computes for it, typed as msprobe's
+// DataFrame holds them (a Python float or a string), because msprobe's
+// Result rules (result_rules.h) treat the two differently.
+// Thread safety: plain values.
+#ifndef LOCKSTEP_COMPARE_MSPROBE_ROW_H_
+#define LOCKSTEP_COMPARE_MSPROBE_ROW_H_
+
+#include <array>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "lockstep/compare/op_rows.h"
+
+namespace lockstep {
+
+// A DataFrame cell: a float or a string.
+struct Cell {
+  bool is_num = false;
+  double num = 0;
+  std::string str;
+
+  static Cell Num(double d) { return Cell{true, d, {}}; }
+  static Cell Str(std::string s) { return Cell{false, 0, std::move(s)}; }
+  // As pandas' to_csv prints it: repr for floats (±inf as " inf"/" -inf").
+  std::string ToCsv() const;
+};
+
+// msprobe's constant strings.
+inline constexpr const char* kNA = "N/A";
+inline constexpr const char* kNanStr = "Nan";
+inline constexpr const char* kUnsupported = "unsupported";
+inline constexpr const char* kShapeUnmatched = "shape unmatched";
+
+enum class MsprobeResult { kPass = 0, kWarning = 1, kError = 2 };
+const char* MsprobeResultName(MsprobeResult r);  // "pass", "warning", "error"
+
+struct MsprobeRow {
+  const OpRow* npu = nullptr;
+  const OpRow* bench = nullptr;  // nullptr when unmatched
+  // Tensor mode: Cosine, EucDist, MaxAbsErr, MaxRelativeErr,
+  // One Thousandth Err Ratio, Five Thousandths Err Ratio.
+  // MD5 mode: metrics[0] is NPU MD5, metrics[1] BENCH MD5.
+  std::array<Cell, 6> metrics;
+  // Statistics mode: Max/Min/Mean/L2norm diff, then the four relative errors.
+  std::array<Cell, 8> stat_diffs;
+  // The message msprobe's tensor checks produced (kept by lockstep; HEAD
+  // discards it when it re-initialises Err_message).
+  std::string metric_message;
+  MsprobeResult result = MsprobeResult::kPass;
+  std::vector<std::string> err_messages;  // msprobe HEAD's Err_message list
+};
+
+// True for `npu` rows whose name marks an output ("….output.…").
+bool IsOutputRow(const OpRow& row);
+
+// Python's `a == b` for two JSON values (1 == 1.0, NaN != NaN).
+bool PyEquals(const PyValue& a, const PyValue& b);
+
+// A stat value as msprobe's DataFrame holds it (NaN floats become "Nan",
+// None becomes "None").
+Cell StatCell(const PyValue& v);
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_COMPARE_MSPROBE_ROW_H_

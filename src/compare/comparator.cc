@@ -1,0 +1,231 @@
+#include "lockstep/compare/comparator.h"
+
+#include <algorithm>
+#include <atomic>
+
+#include "lockstep/compare/align.h"
+#include "lockstep/compare/matching.h"
+#include "lockstep/compare/msprobe_row.h"
+#include "lockstep/compare/op_rows.h"
+#include "lockstep/compare/result_rules.h"
+#include "lockstep/compare/stats_diff.h"
+#include "lockstep/compare/tensor_rows.h"
+#include "lockstep/compare/verdict.h"
+#include "lockstep/core/parallel.h"
+
+namespace lockstep {
+namespace {
+
+bool HasMd5(const PyValue& v, int depth = 0) {
+  if (depth > 60) return false;
+  if (v.kind() == PyValue::Kind::kList) {
+    for (const auto& x : v.items()) {
+      if (HasMd5(x, depth + 1)) return true;
+    }
+  } else if (v.kind() == PyValue::Kind::kDict) {
+    for (const auto& [k, x] : v.fields()) {
+      if (k == "md5" || HasMd5(x, depth + 1)) return true;
+    }
+  }
+  return false;
+}
+
+bool DumpHasMd5(const DumpFile& d) {
+  for (const auto& e : d.entries) {
+    if (HasMd5(e.value)) return true;
+  }
+  return false;
+}
+
+std::string Md5Cell(const OpRow* r) {
+  if (r == nullptr || r->md5.empty()) return kNA;
+  return r->md5;
+}
+
+void AppendStatCells(const OpRow* r, std::vector<std::string>* cells) {
+  for (int i = 0; i < 4; ++i) cells->push_back(r ? StatCell(r->stats[i]).ToCsv() : kNA);
+}
+
+std::string StackCell(const MsprobeRow& row, const StackMap* stack, bool first_of_entry) {
+  if (!first_of_entry || stack == nullptr) return kNA;
+  auto it = stack->find(row.npu->entry);
+  if (it == stack->end()) return kNA;
+  std::vector<PyValue> frames;
+  for (const auto& f : it->second) frames.push_back(PyValue::Str(f));
+  return PyValue::List(std::move(frames)).PyStr();
+}
+
+std::vector<std::string> BuildCells(CompareMode mode, const MsprobeRow& row, const StackMap* stack,
+                                    bool first_of_entry) {
+  const OpRow& a = *row.npu;
+  const OpRow* b = row.bench;
+  std::vector<std::string> c = {a.name,           b ? b->name : kNA,  a.dtype,
+                                b ? b->dtype : kNA, a.shape,          b ? b->shape : kNA,
+                                a.requires_grad,  b ? b->requires_grad : kNA};
+  if (mode == CompareMode::kTensor) {
+    for (const Cell& m : row.metrics) c.push_back(m.ToCsv());
+  } else if (mode == CompareMode::kStatistics) {
+    for (const Cell& m : row.stat_diffs) c.push_back(m.ToCsv());
+  } else {
+    c.push_back(row.metrics[0].str);
+    c.push_back(row.metrics[1].str);
+  }
+  if (mode != CompareMode::kMd5) {
+    AppendStatCells(&a, &c);
+    AppendStatCells(b, &c);
+  }
+  c.push_back(a.requires_grad == (b ? b->requires_grad : std::string(kNA)) ? "True" : "False");
+  c.push_back(MsprobeResultName(row.result));
+  c.push_back(PyJsonList(row.err_messages));
+  if (stack != nullptr) c.push_back(StackCell(row, stack, first_of_entry));
+  if (mode == CompareMode::kTensor) {
+    std::vector<PyValue> names = {PyValue::Str(a.data_name),
+                                  PyValue::Str(b ? b->data_name : std::string(kNA))};
+    c.push_back(PyValue::List(std::move(names)).PyStr());
+  }
+  return c;
+}
+
+// Worst relative error of the four statistics, as a fraction (plots).
+double WorstStatRelErr(const MsprobeRow& row) {
+  double worst = std::numeric_limits<double>::quiet_NaN();
+  for (int i = 4; i < 8; ++i) {
+    const Cell& c = row.stat_diffs[i];
+    if (c.is_num || c.str.empty() || c.str.back() != '%') continue;
+    double v = std::strtod(c.str.c_str(), nullptr) / 100;
+    if (std::isnan(worst) || v > worst) worst = v;
+  }
+  return worst;
+}
+
+}  // namespace
+
+StatusOr<CompareMode> DetectMode(const DumpFile& t, const DumpFile& b) {
+  if (t.task != b.task) {
+    return Status::InvalidArgument(
+        t.path + " vs " + b.path,
+        "dump tasks differ ('" + t.task + "' vs '" + b.task +
+            "'). Note: compare two tensor dumps, or two statistics dumps, or pass --mode");
+  }
+  if (t.task == "tensor") return CompareMode::kTensor;
+  if (t.task != "statistics") {
+    return Status::NotSupported(t.path, "task '" + t.task + "' has no data to compare");
+  }
+  bool tm = DumpHasMd5(t), bm = DumpHasMd5(b);
+  if (tm != bm) {
+    return Status::InvalidArgument(
+        t.path + " vs " + b.path,
+        std::string("md5 (CRC-32) present in the ") + (tm ? "target" : "baseline") +
+            " only. Note: pass --mode statistics to compare the statistics");
+  }
+  return tm ? CompareMode::kMd5 : CompareMode::kStatistics;
+}
+
+std::vector<std::string> CompareHeader(CompareMode mode, bool with_stack) {
+  std::vector<std::string> h = {"NPU Name",         "Bench Name",         "NPU Dtype",
+                                "Bench Dtype",      "NPU Tensor Shape",   "Bench Tensor Shape",
+                                "NPU Requires_grad", "Bench Requires_grad"};
+  if (mode == CompareMode::kTensor) {
+    h.insert(h.end(), {"Cosine", "EucDist", "MaxAbsErr", "MaxRelativeErr",
+                       "One Thousandth Err Ratio", "Five Thousandths Err Ratio"});
+  } else if (mode == CompareMode::kStatistics) {
+    h.insert(h.end(), {"Max diff", "Min diff", "Mean diff", "L2norm diff", "MaxRelativeErr",
+                       "MinRelativeErr", "MeanRelativeErr", "NormRelativeErr"});
+  } else {
+    h.insert(h.end(), {"NPU MD5", "BENCH MD5"});
+  }
+  if (mode != CompareMode::kMd5) {
+    h.insert(h.end(), {"NPU max", "NPU min", "NPU mean", "NPU l2norm", "Bench max", "Bench min",
+                       "Bench mean", "Bench l2norm"});
+  }
+  h.insert(h.end(), {"Requires_grad Consistent", "Result", "Err_message"});
+  if (with_stack) h.push_back("NPU_Stack_Info");
+  if (mode == CompareMode::kTensor) h.push_back("Data_name");
+  return h;
+}
+
+Status CompareRankPair(const RankPair& pair, const CompareOptions& options,
+                       CompareResult* result) {
+  std::vector<OpRow> trows = FlattenDump(*pair.target);
+  std::vector<OpRow> brows = FlattenDump(*pair.baseline);
+  std::vector<int> match;
+  if (options.align) {
+    match = AlignRows(trows, brows, pair.rank, &result->gaps);
+  } else {
+    MatchOptions mo;
+    mo.fuzzy = options.fuzzy_match;
+    mo.renumber_params_grad = options.renumber_params_grad;
+    match = MatchRows(trows, brows, mo);
+  }
+  std::vector<MsprobeRow> rows(trows.size());
+  for (size_t i = 0; i < trows.size(); ++i) {
+    rows[i].npu = &trows[i];
+    if (match[i] >= 0) rows[i].bench = &brows[static_cast<size_t>(match[i])];
+  }
+  const CompareMode mode = result->mode;
+  std::vector<TensorPairFacts> facts;
+  if (mode == CompareMode::kStatistics) {
+    for (auto& r : rows) ComputeStatDiffs(&r);
+  } else if (mode == CompareMode::kMd5) {
+    for (auto& r : rows) r.metrics = {Cell::Str(Md5Cell(r.npu)), Cell::Str(Md5Cell(r.bench))};
+  } else {
+    facts = CompareTensorRows(*pair.target, *pair.baseline, options, &rows, &result->warnings);
+  }
+  ApplyMsprobeRules(mode, &rows);
+  bool stack = pair.target_stack != nullptr;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const MsprobeRow& r = rows[i];
+    bool first = i == 0 || rows[i - 1].npu->entry != r.npu->entry;
+    CompareRow out;
+    out.cells = BuildCells(mode, r, stack ? pair.target_stack : nullptr, first);
+    out.npu_name = r.npu->name;
+    out.bench_name = r.bench ? r.bench->name : kNA;
+    out.entry = r.npu->entry;
+    out.rank = pair.rank;
+    out.step = pair.step;
+    out.is_output = IsOutputRow(*r.npu);
+    RowVerdict v = JudgeRow(mode, r, facts.empty() ? nullptr : &facts[i]);
+    out.verdict = v.verdict;
+    out.messages = std::move(v.messages);
+    out.reason = v.reason;
+    if (!facts.empty()) {
+      out.cosine = facts[i].cosine;
+      out.max_abs_err = facts[i].max_abs_err;
+      out.max_rel_err = facts[i].max_rel_err;
+      out.one_minus_cos = facts[i].one_minus_cos;
+    } else if (mode == CompareMode::kStatistics) {
+      out.max_rel_err = WorstStatRelErr(r);
+    }
+    out.msprobe_result = MsprobeResultName(r.result);
+    result->rows.push_back(std::move(out));
+  }
+  return Status::Ok();
+}
+
+void FinishResult(CompareResult* result) {
+  CompareSummary s;
+  for (const CompareRow& r : result->rows) {
+    ++s.rows;
+    switch (r.verdict) {
+      case Verdict::kPass:
+        ++s.pass;
+        break;
+      case Verdict::kWarning:
+        ++s.warning;
+        break;
+      case Verdict::kError:
+        ++s.error;
+        break;
+      case Verdict::kUnmatched:
+        ++s.unmatched;
+        break;
+    }
+    if (r.msprobe_result == "pass") ++s.msprobe_pass;
+    if (r.msprobe_result == "warning") ++s.msprobe_warning;
+    if (r.msprobe_result == "error") ++s.msprobe_error;
+  }
+  result->summary = s;
+  result->first_divergence = FindFirstDivergence(result->rows);
+}
+
+}  // namespace lockstep

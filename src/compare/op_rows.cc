@@ -1,0 +1,258 @@
+#include "lockstep/compare/op_rows.h"
+
+#include <zlib.h>
+
+#include <cstdio>
+#include <optional>
+
+#include "lockstep/numerics/dtype.h"
+
+namespace lockstep {
+namespace {
+
+constexpr int kMaxDepth = 50;  // msprobe's Const.MAX_DEPTH guards recursion too
+const char* const kStatKeys[4] = {"Max", "Min", "Mean", "Norm"};
+
+std::string Crc32Hex(const std::string& s) {
+  uLong crc = crc32(0L, reinterpret_cast<const Bytef*>(s.data()), static_cast<uInt>(s.size()));
+  char buf[16];
+  std::snprintf(buf, sizeof(buf), "%08lx", static_cast<unsigned long>(crc));
+  return buf;
+}
+
+int64_t TensorBytes(const PyValue& dtype, const PyValue* shape) {
+  std::optional<DType> t = ParseDTypeName(dtype.PyStr());
+  if (!t || shape == nullptr || shape->kind() != PyValue::Kind::kList) return 0;
+  int64_t n = static_cast<int64_t>(DTypeSize(*t));
+  for (const PyValue& d : shape->items()) {
+    if (d.kind() != PyValue::Kind::kInt || d.as_int() < 0) return 0;
+    if (d.as_int() != 0 && n > INT64_MAX / d.as_int()) return 0;
+    n *= d.as_int();
+  }
+  return n;
+}
+
+bool IsLeaf(const PyValue& v) {
+  const PyValue* t = v.Find("type");
+  return t != nullptr && t->kind() == PyValue::Kind::kStr;
+}
+
+// Python truthiness of a JSON value (msprobe tests `if not op_item.get(...)`).
+bool Truthy(const PyValue* v) {
+  if (v == nullptr) return false;
+  switch (v->kind()) {
+    case PyValue::Kind::kNone:
+      return false;
+    case PyValue::Kind::kBool:
+      return v->as_bool();
+    case PyValue::Kind::kInt:
+    case PyValue::Kind::kFloat:
+      return v->as_double() != 0;
+    case PyValue::Kind::kStr:
+      return !v->as_str().empty();
+    case PyValue::Kind::kList:
+      return !v->items().empty();
+    case PyValue::Kind::kDict:
+      return !v->fields().empty();
+  }
+  return false;
+}
+
+struct Ctx {
+  const std::string* entry;
+  size_t entry_index;
+  RowState state;
+  bool params_grad;  // list indices are not appended under parameters_grad
+  std::vector<OpRow>* out;
+};
+
+OpRow NewRow(const Ctx& c, const std::string& name) {
+  OpRow r;
+  r.name = name;
+  r.entry = *c.entry;
+  r.entry_index = c.entry_index;
+  r.state = c.state;
+  return r;
+}
+
+void SetAllStats(OpRow* r, const PyValue& v) {
+  for (auto& s : r->stats) s = v;
+}
+
+// The special cases of msprobe's gen_op_item for leaves without a dtype.
+void FillValueLeaf(const PyValue& leaf, const std::string& name, OpRow* r) {
+  const std::string& type = leaf.Find("type")->as_str();
+  const PyValue none;
+  const PyValue* value = leaf.Find("value");
+  if (value == nullptr) value = &none;
+  std::string last = name.substr(name.rfind('.') + 1);
+  if (type == "torch.Size") {
+    r->dtype = type;
+    r->shape = value->PyStr();
+  } else if (type == "slice") {
+    r->dtype = type;
+    size_t n = value->kind() == PyValue::Kind::kList ? value->items().size() : 0;
+    r->shape = value->kind() == PyValue::Kind::kList ? "(" + std::to_string(n) + ",)" : "()";
+  } else if (type == "ellipsis") {
+    r->dtype = type;
+    r->shape = "[]";
+    SetAllStats(r, *value);
+  } else if (last == "src" || last == "dst" || last == "group_src" || last == "group_dst") {
+    r->dtype = type;
+    r->shape = "[]";
+    SetAllStats(r, PyValue::Str(value->PyStr()));
+    r->md5 = value->PyStr();
+  } else if (type == "torch.ProcessGroup") {
+    const PyValue* ranks = leaf.Find("group_ranks");
+    std::string s = ranks ? ranks->PyStr() : "None";
+    r->dtype = type;
+    r->shape = "[]";
+    SetAllStats(r, PyValue::Str(s));
+    r->md5 = s;
+  } else {
+    r->dtype = PyTypeName(*value);
+    r->shape = "[]";
+    SetAllStats(r, *value);
+  }
+}
+
+void AddLeaf(const Ctx& c, const PyValue& leaf, const std::string& name) {
+  const PyValue* data_name = leaf.Find("data_name");
+  std::string dn = Truthy(data_name) && data_name->kind() == PyValue::Kind::kStr
+                       ? data_name->as_str()
+                       : "-1";
+  OpRow r = NewRow(c, dn != "-1" ? dn.substr(0, dn.rfind('.')) : name);
+  r.data_name = dn;
+  for (int i = 0; i < 4; ++i) {
+    const PyValue* s = leaf.Find(kStatKeys[i]);
+    if (s != nullptr) r.stats[i] = *s;
+  }
+  const PyValue* rg = leaf.Find("requires_grad");
+  r.requires_grad = (rg == nullptr || rg->is_none()) ? "N/A" : rg->PyStr();
+  const PyValue* dtype = leaf.Find("dtype");
+  if (Truthy(dtype)) {
+    r.is_tensor = true;
+    r.dtype = dtype->PyStr();
+    const PyValue* shape = leaf.Find("shape");
+    r.shape = shape ? shape->PyStr() : "None";
+    r.nbytes = TensorBytes(*dtype, shape);
+  } else {
+    FillValueLeaf(leaf, name, &r);
+  }
+  const PyValue* md5 = leaf.Find("md5");
+  if (Truthy(md5)) {
+    r.md5 = md5->PyStr();
+  } else if (r.md5.empty()) {
+    const PyValue* value = leaf.Find("value");
+    r.md5 = Crc32Hex(value ? value->PyStr() : std::string());
+  }
+  c.out->push_back(std::move(r));
+}
+
+void Parse(const Ctx& c, const PyValue& v, const std::string& name, int depth) {
+  if (depth > kMaxDepth) return;
+  if (v.is_none()) {
+    OpRow r = NewRow(c, name);
+    r.is_null = true;
+    r.dtype = "None";
+    r.shape = "None";
+    r.requires_grad = "N/A";
+    r.data_name = "-1";
+    c.out->push_back(std::move(r));
+    return;
+  }
+  if (v.kind() == PyValue::Kind::kList) {
+    for (size_t i = 0; i < v.items().size(); ++i) {
+      Parse(c, v.items()[i], c.params_grad ? name : name + "." + std::to_string(i), depth + 1);
+    }
+  } else if (v.kind() == PyValue::Kind::kDict) {
+    if (const PyValue* ct = v.Find("class_type");
+        ct && ct->kind() == PyValue::Kind::kStr && ct->as_str() == "torch.distributed.P2POp") {
+      const PyValue* t = v.Find("tensor");
+      if (t && t->kind() == PyValue::Kind::kDict) return AddLeaf(c, *t, name);
+      return Parse(c, PyValue(), name, depth + 1);
+    }
+    if (IsLeaf(v)) return AddLeaf(c, v, name);
+    for (const auto& [k, sub] : v.fields()) Parse(c, sub, name + "." + k, depth + 1);
+  }
+  // Other scalars directly under an io key are not leaves in msprobe: skipped.
+}
+
+bool IsParamsGradEntry(const std::string& name) {
+  size_t p = name.find(".parameters_grad");
+  return p != std::string::npos;
+}
+
+}  // namespace
+
+const char* RowStateName(RowState s) {
+  switch (s) {
+    case RowState::kInput:
+      return "input";
+    case RowState::kOutput:
+      return "output";
+    case RowState::kParameters:
+      return "parameters";
+    case RowState::kParametersGrad:
+      return "parameters_grad";
+  }
+  return "?";
+}
+
+std::string PyTypeName(const PyValue& v) {
+  switch (v.kind()) {
+    case PyValue::Kind::kNone:
+      return "<class 'NoneType'>";
+    case PyValue::Kind::kBool:
+      return "<class 'bool'>";
+    case PyValue::Kind::kInt:
+      return "<class 'int'>";
+    case PyValue::Kind::kFloat:
+      return "<class 'float'>";
+    case PyValue::Kind::kStr:
+      return "<class 'str'>";
+    case PyValue::Kind::kList:
+      return "<class 'list'>";
+    case PyValue::Kind::kDict:
+      return "<class 'dict'>";
+  }
+  return "<class 'object'>";
+}
+
+void FlattenEntry(const DumpEntry& entry, size_t entry_index, std::vector<OpRow>* out) {
+  const PyValue& v = entry.value;
+  if (v.kind() != PyValue::Kind::kDict) return;
+  if (IsParamsGradEntry(entry.name)) {
+    Ctx c{&entry.name, entry_index, RowState::kParametersGrad, true, out};
+    for (const auto& [k, sub] : v.fields()) Parse(c, sub, entry.name + "." + k, 1);
+    return;
+  }
+  // Inputs first, then parameters, then outputs (msprobe's reorder_index).
+  struct Io {
+    const char* key;
+    const char* suffix;
+    RowState state;
+  };
+  static const Io kOrder[] = {
+      {"input_args", ".input", RowState::kInput},
+      {"input_kwargs", ".input", RowState::kInput},
+      {"input", ".input", RowState::kInput},
+      {"parameters", ".parameters", RowState::kParameters},
+      {"output", ".output", RowState::kOutput},
+  };
+  for (const Io& io : kOrder) {
+    const PyValue* sub = v.Find(io.key);
+    if (sub == nullptr) continue;
+    Ctx c{&entry.name, entry_index, io.state, false, out};
+    Parse(c, *sub, entry.name + io.suffix, 1);
+  }
+}
+
+std::vector<OpRow> FlattenDump(const DumpFile& dump) {
+  std::vector<OpRow> rows;
+  rows.reserve(dump.entries.size() * 4);
+  for (size_t i = 0; i < dump.entries.size(); ++i) FlattenEntry(dump.entries[i], i, &rows);
+  return rows;
+}
+
+}  // namespace lockstep

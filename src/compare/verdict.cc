@@ -1,0 +1,174 @@
+#include "lockstep/compare/verdict.h"
+
+#include <cmath>
+#include <cstdio>
+
+#include "lockstep/numerics/pyfloat.h"
+
+namespace lockstep {
+namespace {
+
+void Raise(RowVerdict* v, Verdict level, DivergenceReason reason, std::string msg) {
+  if (static_cast<int>(level) > static_cast<int>(v->verdict) ||
+      (level == v->verdict && v->reason == DivergenceReason::kNone)) {
+    v->verdict = level;
+    v->reason = reason;
+  }
+  v->messages.push_back(std::move(msg));
+}
+
+bool IsLowPrecision(const std::string& dtype) {
+  return dtype.find("float16") != std::string::npos || dtype.find("Float16") != std::string::npos;
+}
+
+std::string Fmt(double x) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.6g", x);
+  return buf;
+}
+
+bool StatNonFinite(const PyValue& v) {
+  if (v.kind() == PyValue::Kind::kFloat) return !std::isfinite(v.as_double());
+  return false;
+}
+
+void JudgeStatistics(const MsprobeRow& row, RowVerdict* v) {
+  const OpRow& a = *row.npu;
+  const OpRow& b = *row.bench;
+  bool a_bad = StatNonFinite(a.stats[0]) || StatNonFinite(a.stats[1]);
+  bool b_bad = StatNonFinite(b.stats[0]) || StatNonFinite(b.stats[1]);
+  if (a_bad && !b_bad) {
+    bool has_nan = std::isnan(a.stats[0].as_double()) || std::isnan(a.stats[1].as_double());
+    Raise(v, Verdict::kError, has_nan ? DivergenceReason::kNan : DivergenceReason::kOverflow,
+          has_nan ? "nan in target, not in baseline" : "inf in target, not in baseline");
+    return;
+  }
+  if (!a.is_tensor || !b.is_tensor || a_bad || b_bad) return;
+  double rtol = (IsLowPrecision(a.dtype) || IsLowPrecision(b.dtype)) ? 1e-3 : 1e-5;
+  double scale = std::max(std::fabs(b.stats[0].as_double()), std::fabs(b.stats[1].as_double()));
+  static const char* kNames[4] = {"max", "min", "mean", "norm"};
+  double worst = 0;
+  int worst_k = -1;
+  for (int k = 0; k < 4; ++k) {
+    if (!a.stats[k].is_number() || !b.stats[k].is_number()) continue;
+    double d = std::fabs(a.stats[k].as_double() - b.stats[k].as_double());
+    double s = k == 3 ? std::fabs(b.stats[3].as_double()) : scale;
+    double e = s > 0 ? d / s : (d > 0 ? INFINITY : 0);
+    if (e > worst) {
+      worst = e;
+      worst_k = k;
+    }
+  }
+  if (worst_k < 0 || worst <= rtol) return;
+  std::string msg = std::string(kNames[worst_k]) + " differs by " + Fmt(worst) +
+                    " (relative to scale), bound " + Fmt(rtol);
+  Raise(v, worst > 10 * rtol ? Verdict::kError : Verdict::kWarning, DivergenceReason::kPrecision,
+        msg);
+}
+
+void JudgeTensor(const MsprobeRow& row, const TensorPairFacts& f, RowVerdict* v) {
+  if (f.shape_mismatch) {
+    Raise(v, Verdict::kError, DivergenceReason::kShape, "shape differs");
+    return;
+  }
+  if (f.nonfinite_mismatch) {
+    bool extra = f.target_nonfinite > f.baseline_nonfinite;
+    Raise(v, Verdict::kError, extra ? DivergenceReason::kNan : DivergenceReason::kPrecision,
+          "inf/nan positions differ (target " + std::to_string(f.target_nonfinite) +
+              ", baseline " + std::to_string(f.baseline_nonfinite) + ")");
+    return;
+  }
+  if (!f.compared) return;
+  double c = f.cosine, e = f.max_abs_err;
+  bool cos_ok = !std::isnan(c);
+  if ((cos_ok && c < 0.99 && e > 0.001) || (cos_ok && c < 0.9) || e > 1 || std::isnan(e)) {
+    Raise(v, Verdict::kError, DivergenceReason::kPrecision,
+          "cosine " + (cos_ok ? Fmt(c) : std::string("n/a")) + ", max abs err " + Fmt(e));
+    return;
+  }
+  bool low = IsLowPrecision(row.npu->dtype) || IsLowPrecision(row.bench->dtype);
+  double bound = low ? 1e-3 : 1e-4;
+  if (!std::isnan(f.one_minus_cos) && f.one_minus_cos > bound) {
+    Raise(v, Verdict::kWarning, DivergenceReason::kPrecision,
+          "1 - cosine = " + Fmt(f.one_minus_cos) + " > " + Fmt(bound));
+  } else if (!std::isnan(f.one_thousandth_ratio) && f.one_thousandth_ratio < 0.99) {
+    Raise(v, Verdict::kWarning, DivergenceReason::kPrecision,
+          "only " + Fmt(f.one_thousandth_ratio * 100) + "% of elements within 0.1% relative error");
+  }
+}
+
+}  // namespace
+
+RowVerdict JudgeRow(CompareMode mode, const MsprobeRow& row, const TensorPairFacts* facts) {
+  RowVerdict v;
+  if (row.bench == nullptr) {
+    v.verdict = Verdict::kUnmatched;
+    v.reason = DivergenceReason::kMissing;
+    v.messages.push_back("no baseline row matched");
+    return v;
+  }
+  const OpRow& a = *row.npu;
+  const OpRow& b = *row.bench;
+  if (a.shape != b.shape) Raise(&v, Verdict::kError, DivergenceReason::kShape, "shape " + a.shape + " vs " + b.shape);
+  if (a.dtype != b.dtype) Raise(&v, Verdict::kWarning, DivergenceReason::kDtype, "dtype " + a.dtype + " vs " + b.dtype);
+  if (!a.is_tensor && !a.is_null && !PyEquals(a.stats[0], b.stats[0])) {
+    Raise(&v, Verdict::kError, DivergenceReason::kPrecision,
+          "value " + a.stats[0].PyStr() + " vs " + b.stats[0].PyStr());
+  }
+  if (mode == CompareMode::kMd5) {
+    if (row.metrics[0].str != row.metrics[1].str) {
+      Raise(&v, Verdict::kError, DivergenceReason::kPrecision, "CRC-32 differs");
+    }
+  } else if (mode == CompareMode::kStatistics || facts == nullptr) {
+    JudgeStatistics(row, &v);
+  } else {
+    JudgeTensor(row, *facts, &v);
+  }
+  if (!row.metric_message.empty()) v.messages.push_back(row.metric_message);
+  for (const auto& m : row.err_messages) v.messages.push_back("msprobe " + m);
+  return v;
+}
+
+FirstDivergence FindFirstDivergence(const std::vector<CompareRow>& rows) {
+  FirstDivergence best;
+  FirstDivergence fallback;
+  size_t i = 0;
+  while (i < rows.size()) {
+    size_t j = i;
+    bool inputs_ok = true, any_matched_input = false;
+    int bad_output = -1;
+    for (; j < rows.size() && rows[j].entry == rows[i].entry && rows[j].rank == rows[i].rank &&
+           rows[j].step == rows[i].step;
+         ++j) {
+      const CompareRow& r = rows[j];
+      bool ok = r.verdict == Verdict::kPass;
+      if (!ok && !fallback.found) {
+        fallback = {true, r.rank, r.step, r.entry, r.npu_name, r.reason,
+                    "inputs already differ here; no entry with agreeing inputs diverged", j};
+      }
+      if (!r.is_output) {
+        any_matched_input |= r.verdict != Verdict::kUnmatched;
+        inputs_ok &= ok;
+      } else if (!ok && bad_output < 0) {
+        bad_output = static_cast<int>(j);
+      }
+    }
+    bool fully_unmatched = !any_matched_input && bad_output >= 0 &&
+                           rows[static_cast<size_t>(bad_output)].verdict == Verdict::kUnmatched;
+    if (inputs_ok && bad_output >= 0 && !fully_unmatched) {
+      const CompareRow& r = rows[static_cast<size_t>(bad_output)];
+      bool better = !best.found || r.step < best.step ||
+                    (r.step == best.step && r.rank < best.rank);
+      if (better) {
+        std::string detail;
+        for (const auto& m : r.messages) detail += (detail.empty() ? "" : "; ") + m;
+        best = {true, r.rank, r.step, r.entry, r.npu_name, r.reason,
+                detail, static_cast<size_t>(bad_output)};
+      }
+    }
+    i = j;
+  }
+  return best.found ? best : fallback;
+}
+
+}  // namespace lockstep
