@@ -11,6 +11,32 @@ using Kind = PickleObject::Kind;
 void AppendRepr(const PickleObject& o, int depth, size_t max_chars,
                 std::string* out);
 
+// Python's repr() of bytes: b'...', printable ASCII kept, the rest escaped.
+void AppendBytesRepr(const std::string& s, std::string* out) {
+  static const char kHex[] = "0123456789abcdef";
+  bool dq =
+      s.find('\'') != std::string::npos && s.find('"') == std::string::npos;
+  char quote = dq ? '"' : '\'';
+  *out += 'b';
+  *out += quote;
+  for (char ch : s) {
+    auto c = static_cast<unsigned char>(ch);
+    if (c == '\\' || c == quote) {
+      *out += '\\';
+      *out += ch;
+    } else if (c == '\n' || c == '\r' || c == '\t') {
+      *out += c == '\n' ? "\\n" : c == '\r' ? "\\r" : "\\t";
+    } else if (c < 0x20 || c >= 0x7f) {
+      *out += "\\x";
+      *out += kHex[c >> 4];
+      *out += kHex[c & 15];
+    } else {
+      *out += ch;
+    }
+  }
+  *out += quote;
+}
+
 // Appends `items` as "a, b"; when `pairs`, as "k: v, ..." or, with
 // `pair_tuples`, "(k, v), ...".
 void AppendItems(const std::vector<const PickleObject*>& items, bool pairs,
@@ -84,8 +110,7 @@ void AppendRepr(const PickleObject& o, int depth, size_t max_chars,
       *out += PyStrRepr(o.str);
       return;
     case Kind::kBytes:
-      *out += 'b';
-      *out += PyStrRepr(o.str);
+      AppendBytesRepr(o.str, out);
       return;
     case Kind::kGlobal:
       *out += o.module + "." + o.name;
