@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "lockstep/core/check.h"
 #include "lockstep/numerics/pyfloat.h"
 
 namespace lockstep {
@@ -65,6 +66,20 @@ const PyValue* PyValue::Find(std::string_view key) const {
     if (k == key) return &v;
   }
   return nullptr;
+}
+
+std::vector<PyValue> PyValue::TakeItems() {
+  LOCKSTEP_CHECK(kind_ == Kind::kList);
+  std::vector<PyValue> out;
+  out.swap(items_);
+  return out;
+}
+
+std::vector<std::pair<std::string, PyValue>> PyValue::TakeFields() {
+  LOCKSTEP_CHECK(kind_ == Kind::kDict);
+  std::vector<std::pair<std::string, PyValue>> out;
+  out.swap(fields_);
+  return out;
 }
 
 std::string PyStrRepr(const std::string& s) {

@@ -23,7 +23,15 @@ enum class Verdict { kPass, kWarning, kError, kUnmatched };
 const char* VerdictName(Verdict v);  // "pass", "warning", "error", "unmatched"
 
 // Why an entry diverged.
-enum class DivergenceReason { kNone, kPrecision, kOverflow, kNan, kShape, kMissing, kDtype };
+enum class DivergenceReason {
+  kNone,
+  kPrecision,
+  kOverflow,
+  kNan,
+  kShape,
+  kMissing,
+  kDtype
+};
 const char* DivergenceReasonName(DivergenceReason r);  // "precision", ...
 
 struct CompareRow {
@@ -54,19 +62,21 @@ struct FirstDivergence {
   bool found = false;
   int rank = 0;
   int step = -1;
-  std::string entry;     // "Functional.conv2d.0.forward"
-  std::string row;       // the first output row that diverged
+  std::string entry;  // "Functional.conv2d.0.forward"
+  std::string row;    // the first output row that diverged
   DivergenceReason reason = DivergenceReason::kNone;
-  std::string detail;    // human sentence: "cosine 0.9812 < 0.99, max abs err 0.031"
+  std::string
+      detail;  // human sentence: "cosine 0.9812 < 0.99, max abs err 0.031"
   size_t row_index = 0;  // index into CompareResult::rows
 };
 
 // An entry present on one side only, found by --align.
 struct AlignmentGap {
   std::string entry;
-  bool in_target = false;  // true: inserted in target; false: missing from target
+  bool in_target =
+      false;  // true: inserted in target; false: missing from target
   int rank = 0;
-  size_t position = 0;     // index in that side's entry sequence
+  size_t position = 0;  // index in that side's entry sequence
 };
 
 struct CompareSummary {

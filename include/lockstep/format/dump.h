@@ -13,6 +13,7 @@
 
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "lockstep/format/pyvalue.h"
@@ -35,6 +36,9 @@ struct DumpFile {
   bool framework_given = false;
   std::string dump_data_dir;  // "" when null or absent
   std::vector<DumpEntry> entries;  // file (execution) order
+  // Other top-level keys, in file order, kept so that a dump read and written
+  // back loses nothing. Written after "dump_data_dir", before "data".
+  std::vector<std::pair<std::string, PyValue>> extra;
 };
 
 // stack.json, either format, as entry name -> frame strings.

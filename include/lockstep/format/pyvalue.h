@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -38,6 +39,12 @@ class PyValue {
   const std::vector<std::pair<std::string, PyValue>>& fields() const { return fields_; }
   // Dict lookup; nullptr when absent or not a dict.
   const PyValue* Find(std::string_view key) const;
+
+  // Move the items (fields) out, leaving an empty list (dict). Lets a reader
+  // hand a parsed tree's parts to their owners without copying them.
+  // REQUIRES: kind() == kList (kDict).
+  std::vector<PyValue> TakeItems();
+  std::vector<std::pair<std::string, PyValue>> TakeFields();
 
   // Python str(value): "None", "True", "2", "0.5", "abc", "[1, 'a']", "{'k': 1}".
   std::string PyStr() const;

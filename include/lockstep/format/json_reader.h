@@ -1,0 +1,54 @@
+// Reading JSON text into PyValue trees the way Python's json.loads() types
+// it, so that values print exactly as msprobe (Python) prints them:
+//
+//   - "1", "-0", "123456789012345678901234567890" are ints (beyond int64 a
+//     BigInt that keeps its digits); "1.0", "1e5", "1E-3" are floats,
+//     correctly rounded (ties to even), like Python's float();
+//   - NaN, Infinity and -Infinity (Python's non-standard tokens) are floats;
+//   - objects keep their key order; a repeated key keeps its first position
+//     and takes the last value, as a Python dict does;
+//   - strings are UTF-8; \uXXXX escapes (with surrogate pairs) are decoded.
+//
+// Differences from Python, all on inputs no dump writer produces: literals
+// beyond the double range with more than ~308 digits or an exponent above
+// ~308 (Python: inf or a huge int) and lone surrogate escapes ("\ud800")
+// are rejected as Corruption; nesting is limited to kMaxJsonDepth levels
+// (Python: RecursionError near 1000); invalid UTF-8 is rejected (as Python's
+// UTF-8 decoding of the file would be).
+//
+// Errors are Corruption and give the place, Python style, plus the open
+// containers around it:
+//   "x.json: line 3 column 5 (char 20): Missing a comma or ']' after an array
+//    element, inside ['data']['Functional.linear.0.forward']['output']"
+// Text that ends in the middle of a value is reported as truncated, with the
+// containers left open and how many complete members the outermost one had.
+//
+// Thread safety: pure functions.
+#ifndef LOCKSTEP_FORMAT_JSON_READER_H_
+#define LOCKSTEP_FORMAT_JSON_READER_H_
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include "lockstep/core/status.h"
+#include "lockstep/format/pyvalue.h"
+
+namespace lockstep {
+
+// Deepest nesting of lists and dicts accepted.
+inline constexpr int kMaxJsonDepth = 512;
+
+// Parses one JSON document (leading and trailing whitespace allowed, nothing
+// else after it). `subject` names the text in error messages (a path).
+// Never crashes on any input; errors are Corruption.
+StatusOr<PyValue> ParsePyJson(std::string_view text, std::string_view subject);
+
+// Python's way of naming a place in text: 1-based line and column of byte
+// `offset` ("line 3 column 5 (char 20)"). Columns count bytes.
+// REQUIRES: offset <= text.size().
+std::string JsonTextPosition(std::string_view text, size_t offset);
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_FORMAT_JSON_READER_H_

@@ -1,0 +1,141 @@
+// Internal AVX2 helpers for the one-pass kernels: loading 8 floats from
+// fp32/fp16/bf16 memory, horizontal reductions, and the double-precision
+// accumulators shared by the pair and the statistics kernels. Every function
+// here is compiled for AVX2+FMA+F16C and may only run when UseAvx2() is true;
+// include this header only from *_avx2.cc files.
+#ifndef LOCKSTEP_SRC_COMPARE_AVX2_UTIL_H_
+#define LOCKSTEP_SRC_COMPARE_AVX2_UTIL_H_
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "compare/kernel_util.h"
+#include "lockstep/core/check.h"
+#include "lockstep/numerics/dtype.h"
+#include "lockstep/numerics/half.h"
+
+#define LOCKSTEP_AVX2 __attribute__((target("avx2,fma,f16c")))
+
+namespace lockstep::internal::avx2 {
+
+// Sources of float lanes: Load8 reads 8 elements (any alignment) as floats,
+// One reads one (the same conversion, for tails and slow paths).
+struct F32Src {
+  using Elem = float;
+  LOCKSTEP_AVX2 static __m256 Load8(const float* p) {
+    return _mm256_loadu_ps(p);
+  }
+  static float One(const float* p) { return *p; }
+};
+struct F16Src {
+  using Elem = uint16_t;
+  LOCKSTEP_AVX2 static __m256 Load8(const uint16_t* p) {
+    return _mm256_cvtph_ps(
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  }
+  static float One(const uint16_t* p) { return HalfToFloat(*p); }
+};
+struct BF16Src {
+  using Elem = uint16_t;
+  LOCKSTEP_AVX2 static __m256 Load8(const uint16_t* p) {
+    __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+  }
+  static float One(const uint16_t* p) { return BFloat16ToFloat(*p); }
+};
+
+// Calls fn(Src{}) for the source type of dtype t.
+// REQUIRES: LaneOf(t) == Lane::kFloat.
+template <typename Fn>
+void VisitFloatSrc(DType t, const Fn& fn) {
+  switch (t) {
+    case DType::kFloat32:
+      return fn(F32Src{});
+    case DType::kFloat16:
+      return fn(F16Src{});
+    case DType::kBFloat16:
+      return fn(BF16Src{});
+    default:
+      LOCKSTEP_CHECK(false && "VisitFloatSrc: not a float-lane dtype");
+  }
+}
+
+template <typename Src>
+const typename Src::Elem* At(const void* data, size_t begin) {
+  return static_cast<const typename Src::Elem*>(data) + begin;
+}
+
+LOCKSTEP_AVX2 inline __m256d Lo(__m256 v) {
+  return _mm256_cvtps_pd(_mm256_castps256_ps128(v));
+}
+LOCKSTEP_AVX2 inline __m256d Hi(__m256 v) {
+  return _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1));
+}
+
+LOCKSTEP_AVX2 inline double HSum(__m256d v) {
+  __m128d s =
+      _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
+  return _mm_cvtsd_f64(_mm_add_sd(s, _mm_unpackhi_pd(s, s)));
+}
+// Lane maxima; NaN lanes win (the vector max instructions would drop them).
+LOCKSTEP_AVX2 inline double HMax(__m256d v) {
+  alignas(32) double x[4];
+  _mm256_store_pd(x, v);
+  return NanMax(NanMax(NanMax(x[0], x[1]), x[2]), x[3]);
+}
+LOCKSTEP_AVX2 inline double HMax(__m256 v) {
+  return NanMax(HMax(Lo(v)), HMax(Hi(v)));
+}
+// Lane minimum. REQUIRES: no NaN lane.
+LOCKSTEP_AVX2 inline double HMin(__m256d v) {
+  alignas(32) double x[4];
+  _mm256_store_pd(x, v);
+  return std::min(std::min(x[0], x[1]), std::min(x[2], x[3]));
+}
+LOCKSTEP_AVX2 inline double HMin(__m256 v) {
+  return std::min(HMin(Lo(v)), HMin(Hi(v)));
+}
+LOCKSTEP_AVX2 inline int64_t HSumI32(__m256i v) {
+  alignas(32) int32_t x[8];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(x), v);
+  int64_t s = 0;
+  for (int32_t c : x) s += c;
+  return s;
+}
+LOCKSTEP_AVX2 inline int64_t HSumI64(__m256i v) {
+  alignas(32) int64_t x[4];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(x), v);
+  return x[0] + x[1] + x[2] + x[3];
+}
+// Adds 1 to each 32-bit (64-bit) lane whose mask lane is all ones.
+LOCKSTEP_AVX2 inline __m256i CountI32(__m256i c, __m256 mask) {
+  return _mm256_sub_epi32(c, _mm256_castps_si256(mask));
+}
+LOCKSTEP_AVX2 inline __m256i CountI64(__m256i c, __m256d mask) {
+  return _mm256_sub_epi64(c, _mm256_castpd_si256(mask));
+}
+
+LOCKSTEP_AVX2 inline __m256d AbsPd(__m256d v) {
+  return _mm256_andnot_pd(_mm256_set1_pd(-0.0), v);
+}
+LOCKSTEP_AVX2 inline __m256 AbsPs(__m256 v) {
+  return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), v);
+}
+
+// True when some lane of a or b is NaN or +-inf (x - x is NaN exactly then).
+LOCKSTEP_AVX2 inline bool AnyNonFinite(__m256 a, __m256 b) {
+  __m256 u =
+      _mm256_cmp_ps(_mm256_sub_ps(a, a), _mm256_sub_ps(b, b), _CMP_UNORD_Q);
+  return _mm256_movemask_ps(u) != 0;
+}
+LOCKSTEP_AVX2 inline bool AnyNonFinite(__m256d a, __m256d b) {
+  __m256d u =
+      _mm256_cmp_pd(_mm256_sub_pd(a, a), _mm256_sub_pd(b, b), _CMP_UNORD_Q);
+  return _mm256_movemask_pd(u) != 0;
+}
+
+}  // namespace lockstep::internal::avx2
+
+#endif  // LOCKSTEP_SRC_COMPARE_AVX2_UTIL_H_

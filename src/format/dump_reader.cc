@@ -1,0 +1,207 @@
+#include "lockstep/format/dump_reader.h"
+
+#include <filesystem>
+#include <utility>
+
+#include "format/str_cat.h"
+#include "lockstep/core/file.h"
+#include "lockstep/format/json_reader.h"
+
+namespace lockstep {
+namespace {
+
+std::string DirOf(const std::string& path) {
+  std::string dir = std::filesystem::path(path).parent_path().string();
+  return dir.empty() ? "." : dir;
+}
+
+// A top-level string field: a str, or null / absent ("").
+Status TakeString(const std::string& path, std::string_view key, PyValue v,
+                  std::string* out) {
+  if (v.is_none()) {
+    out->clear();
+    return Status::Ok();
+  }
+  if (v.kind() != PyValue::Kind::kStr) {
+    return Status::Corruption(
+        path, StrCat("\"", key, "\" is ", PyKindName(v), ", expected a str"));
+  }
+  *out = v.as_str();
+  return Status::Ok();
+}
+
+Status TakeEntries(const std::string& path, PyValue data, DumpFile* dump) {
+  if (data.kind() != PyValue::Kind::kDict) {
+    return Status::Corruption(path, StrCat("\"data\" is ", PyKindName(data),
+                                           ", expected a dict of entries"));
+  }
+  auto fields = data.TakeFields();
+  dump->entries.reserve(fields.size());
+  for (auto& [name, value] : fields) {
+    if (value.kind() != PyValue::Kind::kDict) {
+      return Status::Corruption(
+          path, StrCat("entry ", PyStrRepr(name), ": expected a dict, got ",
+                       PyKindName(value)));
+    }
+    dump->entries.push_back(DumpEntry{std::move(name), std::move(value)});
+  }
+  return Status::Ok();
+}
+
+Status TakeTopLevelField(const std::string& path, std::string key,
+                         PyValue value, DumpFile* dump) {
+  if (key == "data") return TakeEntries(path, std::move(value), dump);
+  if (key == "task")
+    return TakeString(path, key, std::move(value), &dump->task);
+  if (key == "level")
+    return TakeString(path, key, std::move(value), &dump->level);
+  if (key == "dump_data_dir") {
+    return TakeString(path, key, std::move(value), &dump->dump_data_dir);
+  }
+  if (key == "framework") {
+    dump->framework_given = !value.is_none();
+    return TakeString(path, key, std::move(value), &dump->framework);
+  }
+  dump->extra.emplace_back(std::move(key), std::move(value));
+  return Status::Ok();
+}
+
+StatusOr<std::vector<std::pair<std::string, PyValue>>> ParseTopDict(
+    std::string_view text, const std::string& path) {
+  LOCKSTEP_ASSIGN_OR_RETURN(PyValue root, ParsePyJson(text, path));
+  if (root.kind() != PyValue::Kind::kDict) {
+    return Status::Corruption(
+        path,
+        StrCat("the top level is ", PyKindName(root), ", expected a dict"));
+  }
+  return root.TakeFields();
+}
+
+// Frame strings of a stack: a list of str.
+Status TakeFrames(const std::string& path, const std::string& key,
+                  const PyValue& v, std::vector<std::string>* frames) {
+  if (v.kind() != PyValue::Kind::kList) {
+    return Status::Corruption(
+        path, StrCat("key ", PyStrRepr(key),
+                     ": expected a list of frames, got ", PyKindName(v)));
+  }
+  frames->clear();
+  frames->reserve(v.items().size());
+  for (const PyValue& f : v.items()) {
+    if (f.kind() != PyValue::Kind::kStr) {
+      return Status::Corruption(
+          path, StrCat("key ", PyStrRepr(key), ": a frame is ", PyKindName(f),
+                       ", expected a str"));
+    }
+    frames->push_back(f.as_str());
+  }
+  return Status::Ok();
+}
+
+// One HEAD-format stack: [[names...], [frames...]].
+Status TakeSharedStack(const std::string& path, const std::string& key,
+                       const PyValue& v, StackMap* out) {
+  const auto& parts = v.items();
+  if (v.kind() != PyValue::Kind::kList || parts.size() != 2 ||
+      parts[0].kind() != PyValue::Kind::kList) {
+    return Status::Corruption(
+        path, StrCat("key ", PyStrRepr(key),
+                     ": expected [[names...], [frames...]] (the format "
+                     "with a key \"0\"), got ",
+                     PyKindName(v)));
+  }
+  std::vector<std::string> frames;
+  LOCKSTEP_RETURN_IF_ERROR(TakeFrames(path, key, parts[1], &frames));
+  for (const PyValue& name : parts[0].items()) {
+    if (name.kind() != PyValue::Kind::kStr) {
+      return Status::Corruption(
+          path, StrCat("key ", PyStrRepr(key), ": a name is ", PyKindName(name),
+                       ", expected a str"));
+    }
+    (*out)[name.as_str()] = frames;
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::string_view PyKindName(const PyValue& v) {
+  switch (v.kind()) {
+    case PyValue::Kind::kNone:
+      return "None";
+    case PyValue::Kind::kBool:
+      return "a bool";
+    case PyValue::Kind::kInt:
+      return "an int";
+    case PyValue::Kind::kFloat:
+      return "a float";
+    case PyValue::Kind::kStr:
+      return "a str";
+    case PyValue::Kind::kList:
+      return "a list";
+    case PyValue::Kind::kDict:
+      return "a dict";
+  }
+  return "a value";
+}
+
+StatusOr<DumpFile> ReadDumpJson(const std::string& path) {
+  LOCKSTEP_ASSIGN_OR_RETURN(auto file, MappedFile::Open(path));
+  return ReadDumpJsonFromString(file->view(), path);
+}
+
+StatusOr<DumpFile> ReadDumpJsonFromString(
+    std::string_view text, const std::string& path_for_messages) {
+  const std::string& path = path_for_messages;
+  LOCKSTEP_ASSIGN_OR_RETURN(auto fields, ParseTopDict(text, path));
+  DumpFile dump;
+  dump.path = path;
+  dump.dir = DirOf(path);
+  bool have_data = false;
+  for (auto& [key, value] : fields) {
+    have_data = have_data || key == "data";
+    LOCKSTEP_RETURN_IF_ERROR(
+        TakeTopLevelField(path, std::move(key), std::move(value), &dump));
+  }
+  if (!have_data)
+    return Status::Corruption(path, "no \"data\" key at the top level");
+  if (!dump.framework_given) dump.framework = "pytorch";
+  return dump;
+}
+
+StatusOr<StackMap> ReadStackJson(const std::string& path) {
+  LOCKSTEP_ASSIGN_OR_RETURN(auto file, MappedFile::Open(path));
+  return ReadStackJsonFromString(file->view(), path);
+}
+
+StatusOr<StackMap> ReadStackJsonFromString(
+    std::string_view text, const std::string& path_for_messages) {
+  const std::string& path = path_for_messages;
+  LOCKSTEP_ASSIGN_OR_RETURN(auto fields, ParseTopDict(text, path));
+  bool shared = false;
+  for (const auto& f : fields) shared = shared || f.first == "0";
+  StackMap out;
+  for (const auto& [key, value] : fields) {
+    if (shared) {
+      LOCKSTEP_RETURN_IF_ERROR(TakeSharedStack(path, key, value, &out));
+    } else {
+      LOCKSTEP_RETURN_IF_ERROR(TakeFrames(path, key, value, &out[key]));
+    }
+  }
+  return out;
+}
+
+StatusOr<ConstructMap> ReadConstructJson(const std::string& path) {
+  LOCKSTEP_ASSIGN_OR_RETURN(auto file, MappedFile::Open(path));
+  return ReadConstructJsonFromString(file->view(), path);
+}
+
+StatusOr<ConstructMap> ReadConstructJsonFromString(
+    std::string_view text, const std::string& path_for_messages) {
+  LOCKSTEP_ASSIGN_OR_RETURN(auto fields, ParseTopDict(text, path_for_messages));
+  ConstructMap out;
+  for (auto& [key, value] : fields) out[std::move(key)] = std::move(value);
+  return out;
+}
+
+}  // namespace lockstep
