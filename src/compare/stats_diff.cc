@@ -3,8 +3,10 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <optional>
 #include <string>
 
+#include "lockstep/numerics/pandas_parse.h"
 #include "lockstep/numerics/pyfloat.h"
 
 namespace lockstep {
@@ -22,13 +24,9 @@ bool ParseNumber(const std::string& s, double* out) {
   if (s.empty()) return false;
   std::string l = Lower(s);
   if (l == "true" || l == "false") return false;
-  const char* b = s.c_str();
-  char* end = nullptr;
-  double d = std::strtod(b, &end);
-  if (end == b) return false;
-  while (*end == ' ') ++end;
-  if (*end != '\0') return false;
-  *out = d;
+  std::optional<double> d = PandasParseFloat(s);
+  if (!d) return false;
+  *out = *d;
   return true;
 }
 
@@ -37,7 +35,8 @@ Kind Classify(const PyValue& v, double* num) {
     double d = v.as_double();
     if (std::isnan(d)) return Kind::kNan;
     if (std::isinf(d)) return d > 0 ? Kind::kInf : Kind::kNegInf;
-    *num = d;
+    // msprobe re-parses str(value) with pandas: reproduce its rounding.
+    *num = PandasParseFloat(v.PyStr()).value_or(d);
     return Kind::kNum;
   }
   std::string s = v.PyStr();
