@@ -1,0 +1,94 @@
+// Finding the dumps under a path the user gave, in msprobe's layout
+// (reference/msprobe.md §2.1), and pairing two runs' dumps step by step and
+// rank by rank as msprobe's compare does (§3.1).
+//
+//   {root}/step{N}/rank{R}/dump.json       (rank dirs: ^rank(?:0|[1-9][0-9]*)?$)
+//                 /proc{pid}/dump.json     (no torch.distributed: one process)
+//
+// The path may be a dump.json file, a rank dir (holding dump.json), a step
+// dir (holding rank dirs) or a root (holding step{N} dirs). A directory that
+// is none of these but has exactly one subdirectory that leads to a dump
+// (e.g. msprobe's `out/` between a run dir and step0/) is descended into, up
+// to kMaxDumpSearchDepth levels.
+//
+// Naming rules: "rank" (no number) and a proc{pid} dir are rank 0. When a
+// step dir holds rank dirs, proc dirs beside them are ignored; several proc
+// dirs and no rank dir is an error (InvalidArgument), since pids say nothing
+// about which process is which (pass one proc dir instead). Directories
+// that match no pattern (e.g. MindSpore's pynative/ beside step dirs) are
+// ignored; step and rank numbers must be written without leading zeros, as
+// msprobe writes them.
+//
+// Thread safety: pure functions (they read the filesystem).
+#ifndef LOCKSTEP_FORMAT_DISCOVERY_H_
+#define LOCKSTEP_FORMAT_DISCOVERY_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "lockstep/core/status.h"
+
+namespace lockstep {
+
+inline constexpr int kMaxDumpSearchDepth = 3;
+
+// One rank of one step: a directory holding dump.json.
+struct RankLayout {
+  int64_t rank = 0;       // R of rank{R}; 0 for "rank", proc{pid} and others
+  std::string name;       // the directory's name: "rank3", "proc2016", ...
+  std::string dir;        // the directory holding dump.json
+  std::string dump_json;  // the dump file (usually dir + "/dump.json")
+  bool has_stack_json = false;
+  bool has_construct_json = false;
+  bool has_tensor_data = false;  // dump_tensor_data/ exists
+};
+
+// One step: its ranks, sorted by rank number.
+struct StepLayout {
+  int64_t step = -1;  // N of step{N}; -1 when there is no step dir
+  std::string dir;    // the step dir; "" when there is none
+  std::vector<RankLayout> ranks;
+};
+
+// What was found: steps sorted by step number.
+struct DumpLayout {
+  std::string root;  // where the layout was found (after descending)
+  std::vector<StepLayout> steps;
+  size_t rank_count() const;  // over all steps
+};
+
+// Finds the dump layout at `path` (see the top of this file). A rank dir or
+// a dump.json file gives one step numbered -1 (the user chose that step);
+// a step dir gives one step numbered by its name (-1 if it is not step{N}).
+// Errors: NotFound listing what was looked for; InvalidArgument for
+// ambiguous layouts (two subdirectories leading to dumps, several proc dirs,
+// "rank" beside "rank0"); NotFound for a rank dir without dump.json.
+StatusOr<DumpLayout> DiscoverDump(const std::string& path);
+
+// A target rank and the baseline rank it is compared with.
+struct RankPair {
+  int64_t target_step = -1;
+  int64_t baseline_step = -1;
+  RankLayout target;
+  RankLayout baseline;
+};
+
+struct LayoutPairing {
+  std::vector<RankPair> pairs;  // by step, then rank position
+  std::vector<int64_t> target_only_steps;    // steps with no baseline
+  std::vector<int64_t> baseline_only_steps;  // steps with no target
+};
+
+// Pairs two layouts as msprobe does: when each has a single step, those two
+// steps (whatever their numbers: the user chose them); otherwise steps with
+// the same number, the others listed as unpaired. Within a step, ranks are
+// paired by position in rank order, and the counts must match.
+// Errors: InvalidArgument "step 0: rank-count mismatch: target has 2 ranks,
+// baseline 1"; InvalidArgument when no step is common.
+StatusOr<LayoutPairing> PairLayouts(const DumpLayout& target,
+                                    const DumpLayout& baseline);
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_FORMAT_DISCOVERY_H_
