@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PKGS=(build-essential cmake pkg-config zlib1g-dev rapidjson-dev libxlsxwriter-dev
+PKGS=(build-essential cmake pkg-config zlib1g-dev rapidjson-dev libxlsxwriter-dev libcli11-dev
       libmpfr-dev libgtest-dev libgmock-dev libbenchmark-dev
       libtorch-dev libgloo-dev libopenblas0-pthread python3-torch chromium)
 

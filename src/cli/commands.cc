@@ -2,8 +2,14 @@
 
 namespace lockstep::cli {
 
+int RunOverflow(int argc, char** argv);
+int RunInspect(int argc, char** argv);
+
 const std::vector<Command>& Commands() {
-  static const std::vector<Command> kCommands = {};
+  static const std::vector<Command> kCommands = {
+      {"overflow", RunOverflow},
+      {"inspect", RunInspect},
+  };
   return kCommands;
 }
 

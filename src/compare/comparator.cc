@@ -55,8 +55,8 @@ std::string StackCell(const MsprobeRow& row, const StackMap* stack, bool first_o
   return PyValue::List(std::move(frames)).PyStr();
 }
 
-std::vector<std::string> BuildCells(CompareMode mode, const MsprobeRow& row, const StackMap* stack,
-                                    bool first_of_entry) {
+std::vector<std::string> BuildCells(CompareMode mode, const MsprobeRow& row, bool with_stack,
+                                    const StackMap* stack, bool first_of_entry) {
   const OpRow& a = *row.npu;
   const OpRow* b = row.bench;
   std::vector<std::string> c = {a.name,           b ? b->name : kNA,  a.dtype,
@@ -77,7 +77,7 @@ std::vector<std::string> BuildCells(CompareMode mode, const MsprobeRow& row, con
   c.push_back(a.requires_grad == (b ? b->requires_grad : std::string(kNA)) ? "True" : "False");
   c.push_back(MsprobeResultName(row.result));
   c.push_back(PyJsonList(row.err_messages));
-  if (stack != nullptr) c.push_back(StackCell(row, stack, first_of_entry));
+  if (with_stack) c.push_back(StackCell(row, stack, first_of_entry));
   if (mode == CompareMode::kTensor) {
     std::vector<PyValue> names = {PyValue::Str(a.data_name),
                                   PyValue::Str(b ? b->data_name : std::string(kNA))};
@@ -144,7 +144,7 @@ std::vector<std::string> CompareHeader(CompareMode mode, bool with_stack) {
   return h;
 }
 
-Status CompareRankPair(const RankPair& pair, const CompareOptions& options,
+Status CompareRankPair(const DumpPair& pair, const CompareOptions& options,
                        CompareResult* result) {
   std::vector<OpRow> trows = FlattenDump(*pair.target);
   std::vector<OpRow> brows = FlattenDump(*pair.baseline);
@@ -172,12 +172,13 @@ Status CompareRankPair(const RankPair& pair, const CompareOptions& options,
     facts = CompareTensorRows(*pair.target, *pair.baseline, options, &rows, &result->warnings);
   }
   ApplyMsprobeRules(mode, &rows);
-  bool stack = pair.target_stack != nullptr;
+  bool with_stack = std::find(result->columns.begin(), result->columns.end(),
+                              "NPU_Stack_Info") != result->columns.end();
   for (size_t i = 0; i < rows.size(); ++i) {
     const MsprobeRow& r = rows[i];
     bool first = i == 0 || rows[i - 1].npu->entry != r.npu->entry;
     CompareRow out;
-    out.cells = BuildCells(mode, r, stack ? pair.target_stack : nullptr, first);
+    out.cells = BuildCells(mode, r, with_stack, pair.target_stack, first);
     out.npu_name = r.npu->name;
     out.bench_name = r.bench ? r.bench->name : kNA;
     out.entry = r.npu->entry;

@@ -44,7 +44,7 @@ CompareResult RunCompare(const std::string& target_dir, const std::string& basel
   EXPECT_TRUE(mode.ok()) << mode.status().ToString();
   r.mode = *mode;
   r.columns = CompareHeader(r.mode, stack.ok());
-  RankPair pair{&*t, &*b, stack.ok() ? &*stack : nullptr, 0, 0};
+  DumpPair pair{&*t, &*b, stack.ok() ? &*stack : nullptr, 0, 0};
   CompareOptions opt;
   opt.jobs = 2;
   opt.load_tensor = ReadTensorFile;

@@ -33,7 +33,7 @@ struct CompareOptions {
 };
 
 // One (step, rank) pair of dumps.
-struct RankPair {
+struct DumpPair {
   const DumpFile* target = nullptr;
   const DumpFile* baseline = nullptr;
   const StackMap* target_stack = nullptr;  // may be null (no stack column)
@@ -50,8 +50,10 @@ StatusOr<CompareMode> DetectMode(const DumpFile& target, const DumpFile& baselin
 std::vector<std::string> CompareHeader(CompareMode mode, bool with_stack);
 
 // Compares one rank pair and appends its rows to `result` (whose mode and
-// columns must already be set). Rows are in target order.
-Status CompareRankPair(const RankPair& pair, const CompareOptions& options,
+// columns must already be set; the stack column is filled when the columns
+// have one, "N/A" where `pair.target_stack` is null). Rows are in target
+// order.
+Status CompareRankPair(const DumpPair& pair, const CompareOptions& options,
                        CompareResult* result);
 
 // Recomputes result->summary and result->first_divergence from the rows.

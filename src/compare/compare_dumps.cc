@@ -1,0 +1,80 @@
+#include "lockstep/compare/compare_dumps.h"
+
+#include "lockstep/format/discovery.h"
+#include "lockstep/format/dump_reader.h"
+#include "lockstep/format/tensor_file.h"
+
+namespace lockstep {
+namespace {
+
+std::string Where(const RankPair& p) {
+  std::string s = "rank " + std::to_string(p.target.rank);
+  if (p.target_step >= 0) s = "step " + std::to_string(p.target_step) + " " + s;
+  return s;
+}
+
+// Reads the stack.json for the pair's stack column, if any.
+std::optional<StackMap> ReadPairStack(const RankPair& p, std::vector<std::string>* warnings) {
+  const RankLayout* src = p.target.has_stack_json ? &p.target
+                          : p.baseline.has_stack_json ? &p.baseline
+                                                      : nullptr;
+  if (src == nullptr) return std::nullopt;
+  StatusOr<StackMap> s = ReadStackJson(src->dir + "/stack.json");
+  if (!s.ok()) {
+    warnings->push_back(Where(p) + ": stack column left out: " + s.status().message());
+    return std::nullopt;
+  }
+  return std::move(*s);
+}
+
+}  // namespace
+
+StatusOr<CompareResult> CompareDumpPaths(const std::string& target, const std::string& baseline,
+                                         const CompareOptions& options) {
+  LOCKSTEP_ASSIGN_OR_RETURN(DumpLayout tl, DiscoverDump(target));
+  LOCKSTEP_ASSIGN_OR_RETURN(DumpLayout bl, DiscoverDump(baseline));
+  LOCKSTEP_ASSIGN_OR_RETURN(LayoutPairing pairing, PairLayouts(tl, bl));
+  CompareOptions opt = options;
+  if (!opt.load_tensor) opt.load_tensor = ReadTensorFile;
+  CompareResult result;
+  result.target_path = target;
+  result.baseline_path = baseline;
+  for (int64_t s : pairing.target_only_steps) {
+    result.warnings.push_back("step " + std::to_string(s) + " is in the target only");
+  }
+  for (int64_t s : pairing.baseline_only_steps) {
+    result.warnings.push_back("step " + std::to_string(s) + " is in the baseline only");
+  }
+  bool mode_set = false, any = false;
+  Status last_error;
+  for (const RankPair& p : pairing.pairs) {
+    StatusOr<DumpFile> t = ReadDumpJson(p.target.dump_json);
+    StatusOr<DumpFile> b = t.ok() ? ReadDumpJson(p.baseline.dump_json) : t.status();
+    if (!t.ok() || !b.ok()) {
+      last_error = t.ok() ? b.status() : t.status();
+      result.warnings.push_back(Where(p) + " skipped: " + last_error.message());
+      continue;
+    }
+    if (!mode_set) {
+      if (opt.mode) {
+        result.mode = *opt.mode;
+      } else {
+        LOCKSTEP_ASSIGN_OR_RETURN(result.mode, DetectMode(*t, *b));
+      }
+      mode_set = true;
+    }
+    std::optional<StackMap> stack = ReadPairStack(p, &result.warnings);
+    if (!any) result.columns = CompareHeader(result.mode, stack.has_value());
+    any = true;
+    DumpPair pair{&*t, &*b, stack ? &*stack : nullptr, static_cast<int>(p.target_step),
+                  static_cast<int>(p.target.rank)};
+    LOCKSTEP_RETURN_IF_ERROR(CompareRankPair(pair, opt, &result));
+  }
+  if (!any) {
+    return last_error.ok() ? Status::NotFound(target, "no rank pairs to compare") : last_error;
+  }
+  FinishResult(&result);
+  return result;
+}
+
+}  // namespace lockstep
