@@ -1,0 +1,75 @@
+// Runs the lockstep binary as a user would and checks exit codes and output.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+namespace {
+
+namespace fs = std::filesystem;
+const std::string kBin = std::string(LOCKSTEP_BIN_DIR) + "/lockstep";
+const std::string kFix = std::string(LOCKSTEP_FIXTURES_DIR) + "/msprobe";
+
+struct CmdRun {
+  int code = -1;
+  std::string out;  // stdout and stderr
+};
+
+CmdRun Exec(const std::string& args) {
+  CmdRun r;
+  std::string cmd = kBin + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (p == nullptr) return r;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!fs::exists(kFix)) GTEST_SKIP() << "fixtures not found: " << kFix;
+  }
+};
+
+TEST_F(CliTest, HelpAndUsageErrors) {
+  CmdRun r = Exec("--help");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.out.find("compare"), std::string::npos);
+  EXPECT_EQ(Exec("").code, 2);
+  EXPECT_EQ(Exec("frobnicate").code, 2);
+  EXPECT_EQ(Exec("inspect").code, 2);
+  EXPECT_EQ(Exec("inspect --help").code, 0);
+  EXPECT_EQ(Exec("overflow --no-such-flag x").code, 2);
+}
+
+TEST_F(CliTest, InspectQuickStart) {
+  CmdRun r = Exec("inspect " + kFix + "/quick_start");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("entries 760"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("rows 2822"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("step 1 rank 0"), std::string::npos) << r.out;
+}
+
+TEST_F(CliTest, InspectMissingPathIsIoError) {
+  CmdRun r = Exec("inspect /nonexistent/lockstep_dump");
+  EXPECT_EQ(r.code, 3);
+  EXPECT_NE(r.out.find("[E] /nonexistent/lockstep_dump"), std::string::npos) << r.out;
+}
+
+TEST_F(CliTest, OverflowFindsInjectedNan) {
+  CmdRun r = Exec("overflow " + kFix + "/toy/statC");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("first: Tensor.__mul__.0.forward"), std::string::npos) << r.out;
+  CmdRun clean = Exec("overflow " + kFix + "/toy/statA");
+  EXPECT_EQ(clean.code, 0) << clean.out;
+}
+
+}  // namespace
