@@ -4,6 +4,7 @@
 
 #include <bit>
 #include <cmath>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -197,7 +198,9 @@ TEST(PairMetricsHelpersTest, CosineAndDistances) {
       static_cast<double>((d2 - (la - lb) * (la - lb)) / (2 * la * lb));
   ASSERT_GT(want, 1e-17);
   EXPECT_NEAR(OneMinusCosine(m), want, 1e-6 * want);
-  EXPECT_NEAR(Cosine(m), static_cast<double>(dot / (la * lb)), 4e-16);
+  // Cosine: 8 eps * max(|ref|, 1) (rounding of the sums, sqrt and quotient).
+  const double kEps = std::numeric_limits<double>::epsilon();
+  EXPECT_NEAR(Cosine(m), static_cast<double>(dot / (la * lb)), 8 * kEps);
   EXPECT_NEAR(EuclideanDistance(m), static_cast<double>(std::sqrt(d2)),
               1e-12 * std::sqrt((double)d2));
   PairMetrics zero;
