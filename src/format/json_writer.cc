@@ -21,7 +21,9 @@ void AppendU16Escape(uint32_t unit, std::string* out) {
 }
 
 // Decodes one UTF-8 code point at s[*i], advancing *i; U+FFFD and one byte
-// for an invalid sequence (overlong, surrogate, beyond U+10FFFF, cut short).
+// for an invalid sequence (overlong, beyond U+10FFFF, cut short).
+// Surrogates (ED A0..BF xx, "WTF-8") decode to themselves: that is how the
+// reader keeps a lone "\udc00" escape, and Python writes it back as such.
 uint32_t DecodeUtf8(std::string_view s, size_t* i) {
   unsigned char c = static_cast<unsigned char>(s[*i]);
   int len = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 1;
@@ -40,7 +42,7 @@ uint32_t DecodeUtf8(std::string_view s, size_t* i) {
     }
     cp = (cp << 6) | (cc & 0x3f);
   }
-  if (cp < kMin[len] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) {
+  if (cp < kMin[len] || cp > 0x10ffff) {
     ++*i;
     return 0xfffd;
   }

@@ -63,9 +63,10 @@ TEST(JsonWriterTest, StringEscapesAreEnsureAscii) {
   EXPECT_EQ(ToPyJson(PyValue::Str("caf\xc3\xa9 \xe4\xb8\xad")),
             R"("caf\u00e9 \u4e2d")");
   EXPECT_EQ(ToPyJson(PyValue::Str("\xf0\x9f\x98\x80")), R"("\ud83d\ude00")");
-  // Not UTF-8: lone continuation, overlong, surrogate, cut short.
+  // Not UTF-8: lone continuation, overlong, cut short; a surrogate stored
+  // "WTF-8" style is written as its escape.
   EXPECT_EQ(ToPyJson(PyValue::Str("\x80|\xc0\xaf|\xed\xa0\x80|\xe4\xb8")),
-            R"("\ufffd|\ufffd\ufffd|\ufffd\ufffd\ufffd|\ufffd\ufffd")");
+            R"("\ufffd|\ufffd\ufffd|\ud800|\ufffd\ufffd")");
 }
 
 TEST(JsonWriterTest, IndentedAndCompactLayout) {

@@ -8,9 +8,11 @@
 //     ", " and ": ".
 //   - ensure_ascii: '"' '\\' \b \f \n \r \t escaped short, other characters
 //     below 0x20 and everything outside ' '..'~' as \u00XX / \uXXXX (lower
-//     case hex), characters beyond U+FFFF as surrogate pairs. Bytes that are
-//     not valid UTF-8 are written as \ufffd (Python strings cannot hold
-//     them; lockstep's reader never produces them).
+//     case hex), characters beyond U+FFFF as surrogate pairs. A surrogate
+//     stored as 3 bytes (ED A0..BF xx, how the reader keeps a lone "\udc00")
+//     is written as its escape, as Python writes a lone surrogate. Other
+//     bytes that are not UTF-8 are written as \ufffd (Python strings cannot
+//     hold them; lockstep's reader never produces them).
 //   - floats as Python's repr ("0.1", "1e-05", "1e+16", "-0.0"); NaN,
 //     Infinity, -Infinity as Python's allow_nan tokens; ints and BigInts as
 //     their digits; True/False/None as true/false/null.

@@ -50,7 +50,7 @@ def tricky():
     strings = ["", "plain", "\x00\x01\x1f\x7f", "\b\f\n\r\t", "quote\" back\\ slash/",
                "caf\u00e9", "\u4e2d\u6587", "\U0001f600 \U00010000 \U0010ffff",
                "\u0080\u07ff\u0800\uffff", "\u2028\u2029", "'single'",
-               "File /a/b.py, line 3, in f, \n x = y(z)"]
+               "File /a/b.py, line 3, in f, \n x = y(z)", "lone low surrogate \udc00"]
     doc = {
         "floats": floats,
         "ints": ints,
