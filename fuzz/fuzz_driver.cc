@@ -4,6 +4,7 @@
 // the test that runs it. Deterministic: the mutation seed is fixed.
 //
 //   <target> --seconds 10 --corpus DIR [--seed N]
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>

@@ -46,6 +46,52 @@ struct BF16Src {
   static float One(const uint16_t* p) { return BFloat16ToFloat(*p); }
 };
 
+// Sources of double lanes: Load4 reads 4 elements as doubles, One reads one.
+struct F64Src {
+  using Elem = double;
+  LOCKSTEP_AVX2 static __m256d Load4(const double* p) {
+    return _mm256_loadu_pd(p);
+  }
+  static double One(const double* p) { return *p; }
+};
+// int64 -> double rounded to nearest like a C cast (numpy's astype). Values
+// in [-2^51, 2^51) convert exactly with the 2^52 + 2^51 "magic number" add;
+// a group holding larger magnitudes converts lane by lane.
+struct I64Src {
+  using Elem = int64_t;
+  LOCKSTEP_AVX2 static __m256d Load4(const int64_t* p) {
+    const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    const __m256i magic = _mm256_set1_epi64x(0x4338000000000000LL);  // 1.5*2^52
+    __m256i biased = _mm256_add_epi64(x, _mm256_set1_epi64x(1LL << 51));
+    if (__builtin_expect(
+            !_mm256_testz_si256(biased, _mm256_set1_epi64x(~((1LL << 52) - 1))),
+            0)) {
+      return _mm256_setr_pd(
+          static_cast<double>(p[0]), static_cast<double>(p[1]),
+          static_cast<double>(p[2]), static_cast<double>(p[3]));
+    }
+    return _mm256_sub_pd(_mm256_castsi256_pd(_mm256_add_epi64(x, magic)),
+                         _mm256_castsi256_pd(magic));
+  }
+  static double One(const int64_t* p) { return static_cast<double>(*p); }
+};
+
+// Calls fn(Src{}) for dtype t if it has a double-lane source (fp64, int64)
+// and returns true; returns false for other dtypes.
+template <typename Fn>
+bool VisitDoubleSrc(DType t, const Fn& fn) {
+  switch (t) {
+    case DType::kFloat64:
+      fn(F64Src{});
+      return true;
+    case DType::kInt64:
+      fn(I64Src{});
+      return true;
+    default:
+      return false;
+  }
+}
+
 // Calls fn(Src{}) for the source type of dtype t.
 // REQUIRES: LaneOf(t) == Lane::kFloat.
 template <typename Fn>
@@ -134,6 +180,46 @@ LOCKSTEP_AVX2 inline bool AnyNonFinite(__m256d a, __m256d b) {
   __m256d u =
       _mm256_cmp_pd(_mm256_sub_pd(a, a), _mm256_sub_pd(b, b), _CMP_UNORD_Q);
   return _mm256_movemask_pd(u) != 0;
+}
+
+// Adds the span of `groups` groups at i to k->lanes with K::Add. Not
+// inlined, and free of calls, so that the lanes stay in registers (a call in
+// the same loop, such as a slow path, would make the compiler keep them in
+// memory).
+template <typename K>
+LOCKSTEP_AVX2 __attribute__((noinline)) void AddSpan(K* k, size_t i,
+                                                     size_t groups) {
+  K local = *k;
+  for (size_t g = 0; g < groups; ++g) local.Add(i + g * K::kGroup);
+  k->lanes = local.lanes;
+}
+
+// Runs a vector kernel K over elements [0, n). K provides:
+//   kGroup            elements per vector step;
+//   Lanes lanes       its vector accumulators (copyable);
+//   Add(i)            adds the group at i to `lanes`, not looking for NaN/inf;
+//   Finite()          false if a NaN or inf has reached `lanes`;
+//   Checked(i)        adds the group at i, sending non-finite ones to Scalar;
+//   Scalar(i)         adds element i with the scalar arithmetic;
+//   Flush()           moves `lanes` into the result.
+// Spans of 64 groups run optimistically with Add; a span after which
+// Finite() fails is rolled back and redone with Checked. The last partial
+// span uses Checked and the tail Scalar.
+template <typename K>
+LOCKSTEP_AVX2 void RunKernel(K* k, size_t n) {
+  constexpr size_t kGroups = 64, kSpan = kGroups * K::kGroup;
+  size_t i = 0;
+  for (; i + kSpan <= n; i += kSpan) {
+    typename K::Lanes saved = k->lanes;
+    AddSpan(k, i, kGroups);
+    if (__builtin_expect(!k->Finite(), 0)) {
+      k->lanes = saved;
+      for (size_t j = i; j < i + kSpan; j += K::kGroup) k->Checked(j);
+    }
+  }
+  for (; i + K::kGroup <= n; i += K::kGroup) k->Checked(i);
+  for (; i < n; ++i) k->Scalar(i);
+  k->Flush();
 }
 
 }  // namespace lockstep::internal::avx2

@@ -50,7 +50,8 @@ PairMetrics ComputePairMetrics(DType type_a, const void* a, DType type_b,
       internal::PairFloatAvx2(type_a, a, type_b, b, begin, end - begin, m);
     } else if (float_lane) {
       BlockChunk<float>(type_a, a, type_b, b, begin, end, false, m);
-    } else {
+    } else if (!avx2 || !internal::PairDoubleDirectAvx2(
+                            type_a, a, type_b, b, begin, end - begin, m)) {
       BlockChunk<double>(type_a, a, type_b, b, begin, end, avx2, m);
     }
     m->n = static_cast<int64_t>(end - begin);

@@ -69,6 +69,11 @@ inline void AccumulatePairs(const T* a, const T* b, size_t n, PairMetrics* m) {
 // Elements [begin, begin + n) of a float-lane pair, read directly.
 void PairFloatAvx2(DType ta, const void* a, DType tb, const void* b,
                    size_t begin, size_t n, PairMetrics* m);
+// Elements [begin, begin + n) of a pair whose dtypes are both fp64 or int64,
+// read directly; returns false (doing nothing) for other dtypes.
+bool PairDoubleDirectAvx2(DType ta, const void* a, DType tb, const void* b,
+                          size_t begin, size_t n, PairMetrics* m);
+// Converted blocks (see ForEachBlockPair).
 void PairDoubleAvx2(const double* a, const double* b, size_t n, PairMetrics* m);
 
 }  // namespace lockstep::internal

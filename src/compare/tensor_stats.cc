@@ -42,7 +42,8 @@ TensorStats ComputeTensorStats(DType type, const void* data, size_t n,
       internal::StatsFloatAvx2(type, data, begin, end - begin, s);
     } else if (float_lane) {
       BlockChunk<float>(type, data, begin, end, false, s);
-    } else {
+    } else if (!avx2 || !internal::StatsDoubleDirectAvx2(type, data, begin,
+                                                         end - begin, s)) {
       BlockChunk<double>(type, data, begin, end, avx2, s);
     }
     s->n = static_cast<int64_t>(end - begin);

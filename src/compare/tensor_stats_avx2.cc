@@ -1,7 +1,7 @@
 // AVX2 tensor-statistics kernels. Vector lanes do what AccumulateStatOne does
-// for finite elements (min/max exact in the source precision, sums in
-// double); a group of lanes holding a NaN or inf, and the tail, go through
-// AccumulateStatOne itself.
+// for finite elements (min/max exact, sums in double); groups holding a NaN
+// or inf, and the tail, go through AccumulateStatOne itself (see
+// avx2::RunKernel).
 #include <algorithm>
 
 #include "compare/avx2_util.h"
@@ -10,53 +10,141 @@
 namespace lockstep::internal {
 namespace {
 
-// Double sums and saturation counts shared by both kernels.
+// Double sums: two sets of 4 lanes, so that consecutive vectors do not wait
+// on each other's add/FMA latency.
 struct StatSums {
-  __m256d sum, sum_sq;
+  __m256d sum[2], sum_sq[2];
 
-  LOCKSTEP_AVX2 void Init() { sum = sum_sq = _mm256_setzero_pd(); }
-  LOCKSTEP_AVX2 void Add(__m256d x) {
-    sum = _mm256_add_pd(sum, x);
-    sum_sq = _mm256_fmadd_pd(x, x, sum_sq);
+  LOCKSTEP_AVX2 void Init() {
+    sum[0] = sum[1] = sum_sq[0] = sum_sq[1] = _mm256_setzero_pd();
+  }
+  // Adds 4 lanes to set j.
+  LOCKSTEP_AVX2 void Add(int j, __m256d x) {
+    sum[j] = _mm256_add_pd(sum[j], x);
+    sum_sq[j] = _mm256_fmadd_pd(x, x, sum_sq[j]);
+  }
+  // A NaN or inf input makes sum_sq NaN or inf for good (terms are >= 0).
+  LOCKSTEP_AVX2 bool Finite() const {
+    return !avx2::AnyNonFinite(sum_sq[0], sum_sq[1]);
   }
   LOCKSTEP_AVX2 void FlushTo(TensorStats* s) const {
-    s->sum += avx2::HSum(sum);
-    s->sum_sq += avx2::HSum(sum_sq);
+    s->sum += avx2::HSum(_mm256_add_pd(sum[0], sum[1]));
+    s->sum_sq += avx2::HSum(_mm256_add_pd(sum_sq[0], sum_sq[1]));
   }
 };
 
+// Float lanes (8 per group) from a float-lane source: min/max and the
+// saturation counts in float (exact), sums in double.
 template <typename Src>
-LOCKSTEP_AVX2 void StatsFloat(const typename Src::Elem* x, size_t n,
-                              TensorStats* s) {
-  const __m256 half_max = _mm256_set1_ps(static_cast<float>(kHalfMax));
-  const __m256 bf16_max = _mm256_set1_ps(static_cast<float>(kBFloat16Max));
-  __m256 vmin = _mm256_set1_ps(INFINITY), vmax = _mm256_set1_ps(-INFINITY);
-  __m256i c_half = _mm256_setzero_si256(), c_bf16 = _mm256_setzero_si256();
-  StatSums lo, hi;
-  lo.Init();
-  hi.Init();
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    __m256 v = Src::Load8(x + i);
-    if (__builtin_expect(avx2::AnyNonFinite(v, v), 0)) {
-      for (size_t k = i; k < i + 8; ++k) AccumulateStatOne(Src::One(x + k), s);
-      continue;
-    }
-    vmin = _mm256_min_ps(vmin, v);
-    vmax = _mm256_max_ps(vmax, v);
-    __m256 av = avx2::AbsPs(v);
-    c_half = avx2::CountI32(c_half, _mm256_cmp_ps(av, half_max, _CMP_EQ_OQ));
-    c_bf16 = avx2::CountI32(c_bf16, _mm256_cmp_ps(av, bf16_max, _CMP_EQ_OQ));
-    lo.Add(avx2::Lo(v));
-    hi.Add(avx2::Hi(v));
+struct FloatStatsKernel {
+  static constexpr size_t kGroup = 8;
+  struct Lanes {
+    StatSums sums;
+    __m256 min, max;
+    __m256i c_half, c_bf16;
+  };
+  const typename Src::Elem* x;
+  TensorStats* s;
+  Lanes lanes;
+
+  LOCKSTEP_AVX2 void Init() {
+    lanes.sums.Init();
+    lanes.min = _mm256_set1_ps(INFINITY);
+    lanes.max = _mm256_set1_ps(-INFINITY);
+    lanes.c_half = lanes.c_bf16 = _mm256_setzero_si256();
   }
-  for (; i < n; ++i) AccumulateStatOne(Src::One(x + i), s);
-  lo.FlushTo(s);
-  hi.FlushTo(s);
-  s->min = std::min(s->min, avx2::HMin(vmin));
-  s->max = std::max(s->max, avx2::HMax(vmax));
-  s->at_half_max += avx2::HSumI32(c_half);
-  s->at_bf16_max += avx2::HSumI32(c_bf16);
+  LOCKSTEP_AVX2 void AddValues(__m256 v) {
+    lanes.min = _mm256_min_ps(lanes.min, v);
+    lanes.max = _mm256_max_ps(lanes.max, v);
+    __m256 av = avx2::AbsPs(v);
+    __m256 half_max = _mm256_set1_ps(static_cast<float>(kHalfMax));
+    __m256 bf16_max = _mm256_set1_ps(static_cast<float>(kBFloat16Max));
+    lanes.c_half =
+        avx2::CountI32(lanes.c_half, _mm256_cmp_ps(av, half_max, _CMP_EQ_OQ));
+    lanes.c_bf16 =
+        avx2::CountI32(lanes.c_bf16, _mm256_cmp_ps(av, bf16_max, _CMP_EQ_OQ));
+    lanes.sums.Add(0, avx2::Lo(v));
+    lanes.sums.Add(1, avx2::Hi(v));
+  }
+  LOCKSTEP_AVX2 void Add(size_t i) { AddValues(Src::Load8(x + i)); }
+  LOCKSTEP_AVX2 bool Finite() const { return lanes.sums.Finite(); }
+  LOCKSTEP_AVX2 void Checked(size_t i) {
+    __m256 v = Src::Load8(x + i);
+    if (!avx2::AnyNonFinite(v, v)) return AddValues(v);
+    for (size_t k = i; k < i + kGroup; ++k) Scalar(k);
+  }
+  LOCKSTEP_AVX2 void Scalar(size_t i) { AccumulateStatOne(Src::One(x + i), s); }
+  LOCKSTEP_AVX2 void Flush() {
+    lanes.sums.FlushTo(s);
+    s->min = std::min(s->min, avx2::HMin(lanes.min));
+    s->max = std::max(s->max, avx2::HMax(lanes.max));
+    s->at_half_max += avx2::HSumI32(lanes.c_half);
+    s->at_bf16_max += avx2::HSumI32(lanes.c_bf16);
+  }
+};
+
+// Double lanes (8 per group, two vectors) from a double-lane source.
+template <typename Src>
+struct DoubleStatsKernel {
+  static constexpr size_t kGroup = 8;
+  struct Lanes {
+    StatSums sums;
+    __m256d min, max;
+    __m256i c_half, c_bf16;
+  };
+  const typename Src::Elem* x;
+  TensorStats* s;
+  Lanes lanes;
+
+  LOCKSTEP_AVX2 void Init() {
+    lanes.sums.Init();
+    lanes.min = _mm256_set1_pd(INFINITY);
+    lanes.max = _mm256_set1_pd(-INFINITY);
+    lanes.c_half = lanes.c_bf16 = _mm256_setzero_si256();
+  }
+  LOCKSTEP_AVX2 void AddValues(int j, __m256d v) {
+    lanes.min = _mm256_min_pd(lanes.min, v);
+    lanes.max = _mm256_max_pd(lanes.max, v);
+    __m256d av = avx2::AbsPd(v);
+    __m256d half_max = _mm256_set1_pd(kHalfMax);
+    __m256d bf16_max = _mm256_set1_pd(kBFloat16Max);
+    lanes.c_half =
+        avx2::CountI64(lanes.c_half, _mm256_cmp_pd(av, half_max, _CMP_EQ_OQ));
+    lanes.c_bf16 =
+        avx2::CountI64(lanes.c_bf16, _mm256_cmp_pd(av, bf16_max, _CMP_EQ_OQ));
+    lanes.sums.Add(j, v);
+  }
+  LOCKSTEP_AVX2 void Add(size_t i) {
+    AddValues(0, Src::Load4(x + i));
+    AddValues(1, Src::Load4(x + i + 4));
+  }
+  LOCKSTEP_AVX2 bool Finite() const { return lanes.sums.Finite(); }
+  LOCKSTEP_AVX2 void Checked(size_t i) {
+    for (size_t j = i; j < i + kGroup; j += 4) {
+      __m256d v = Src::Load4(x + j);
+      if (!avx2::AnyNonFinite(v, v)) {
+        AddValues(0, v);
+      } else {
+        for (size_t k = j; k < j + 4; ++k) Scalar(k);
+      }
+    }
+  }
+  LOCKSTEP_AVX2 void Scalar(size_t i) { AccumulateStatOne(Src::One(x + i), s); }
+  LOCKSTEP_AVX2 void Flush() {
+    lanes.sums.FlushTo(s);
+    s->min = std::min(s->min, avx2::HMin(lanes.min));
+    s->max = std::max(s->max, avx2::HMax(lanes.max));
+    s->at_half_max += avx2::HSumI64(lanes.c_half);
+    s->at_bf16_max += avx2::HSumI64(lanes.c_bf16);
+  }
+};
+
+template <template <typename> class Kernel, typename Src>
+LOCKSTEP_AVX2 void RunStats(const void* data, size_t begin, size_t n,
+                            TensorStats* s) {
+  Kernel<Src> k{avx2::At<Src>(data, begin), s, {}};
+  k.Init();
+  avx2::RunKernel(&k, n);
 }
 
 }  // namespace
@@ -65,42 +153,20 @@ void StatsFloatAvx2(DType t, const void* data, size_t begin, size_t n,
                     TensorStats* s) {
   LOCKSTEP_DCHECK(n <= kChunk);
   avx2::VisitFloatSrc(t, [&](auto src) {
-    using Src = decltype(src);
-    StatsFloat<Src>(avx2::At<Src>(data, begin), n, s);
+    RunStats<FloatStatsKernel, decltype(src)>(data, begin, n, s);
   });
 }
 
-LOCKSTEP_AVX2 void StatsDoubleAvx2(const double* x, size_t n, TensorStats* s) {
-  const __m256d half_max = _mm256_set1_pd(kHalfMax);
-  const __m256d bf16_max = _mm256_set1_pd(kBFloat16Max);
-  __m256d vmin = _mm256_set1_pd(INFINITY), vmax = _mm256_set1_pd(-INFINITY);
-  __m256i c_half = _mm256_setzero_si256(), c_bf16 = _mm256_setzero_si256();
-  StatSums sums[2];
-  sums[0].Init();
-  sums[1].Init();
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    __m256d v[2] = {_mm256_loadu_pd(x + i), _mm256_loadu_pd(x + i + 4)};
-    if (__builtin_expect(avx2::AnyNonFinite(v[0], v[1]), 0)) {
-      AccumulateStats(x + i, 8, s);
-      continue;
-    }
-    for (int j = 0; j < 2; ++j) {
-      vmin = _mm256_min_pd(vmin, v[j]);
-      vmax = _mm256_max_pd(vmax, v[j]);
-      __m256d av = avx2::AbsPd(v[j]);
-      c_half = avx2::CountI64(c_half, _mm256_cmp_pd(av, half_max, _CMP_EQ_OQ));
-      c_bf16 = avx2::CountI64(c_bf16, _mm256_cmp_pd(av, bf16_max, _CMP_EQ_OQ));
-      sums[j].Add(v[j]);
-    }
-  }
-  AccumulateStats(x + i, n - i, s);
-  sums[0].FlushTo(s);
-  sums[1].FlushTo(s);
-  s->min = std::min(s->min, avx2::HMin(vmin));
-  s->max = std::max(s->max, avx2::HMax(vmax));
-  s->at_half_max += avx2::HSumI64(c_half);
-  s->at_bf16_max += avx2::HSumI64(c_bf16);
+bool StatsDoubleDirectAvx2(DType t, const void* data, size_t begin, size_t n,
+                           TensorStats* s) {
+  LOCKSTEP_DCHECK(n <= kChunk);
+  return avx2::VisitDoubleSrc(t, [&](auto src) {
+    RunStats<DoubleStatsKernel, decltype(src)>(data, begin, n, s);
+  });
+}
+
+void StatsDoubleAvx2(const double* x, size_t n, TensorStats* s) {
+  RunStats<DoubleStatsKernel, avx2::F64Src>(x, 0, n, s);
 }
 
 }  // namespace lockstep::internal

@@ -44,6 +44,11 @@ inline void AccumulateStats(const T* x, size_t n, TensorStats* s) {
 // Elements [begin, begin + n) of float-lane data, read directly.
 void StatsFloatAvx2(DType t, const void* data, size_t begin, size_t n,
                     TensorStats* s);
+// Elements [begin, begin + n) of fp64 or int64 data, read directly; returns
+// false (doing nothing) for other dtypes.
+bool StatsDoubleDirectAvx2(DType t, const void* data, size_t begin, size_t n,
+                           TensorStats* s);
+// Converted blocks (see ForEachBlock).
 void StatsDoubleAvx2(const double* x, size_t n, TensorStats* s);
 
 }  // namespace lockstep::internal

@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -141,12 +143,16 @@ std::string Label(DType ta, DType tb, size_t n, bool misaligned) {
   return s.str();
 }
 
-void CheckRandomPair(DType ta, DType tb, uint64_t seed) {
+// Random pairs stored as ta/tb, with values typical of `values` (default:
+// ta).
+void CheckRandomPair(DType ta, DType tb, uint64_t seed,
+                     std::optional<DType> values = std::nullopt) {
   for (size_t n : kSizes) {
     for (bool misaligned : {false, true}) {
       std::mt19937_64 rng(seed + n);
       std::vector<double> va, vb;
-      testing::MakePair(testing::RandomValues(ta, n, &rng), &rng, &va, &vb);
+      testing::MakePair(testing::RandomValues(values.value_or(ta), n, &rng),
+                        &rng, &va, &vb);
       CheckPair(MakeTensor(ta, va, misaligned), MakeTensor(tb, vb, misaligned),
                 Label(ta, tb, n, misaligned));
     }
@@ -155,6 +161,36 @@ void CheckRandomPair(DType ta, DType tb, uint64_t seed) {
 
 TEST(PairMetricsTest, AllDTypesAgainstReference) {
   for (DType t : testing::AllDTypes()) CheckRandomPair(t, t, 17);
+}
+
+// Small int64 values take the vector conversion, large ones the per-lane
+// one (RandomValues gives int64 values up to 2^62).
+TEST(PairMetricsTest, SmallInt64ValuesAgainstReference) {
+  CheckRandomPair(DType::kInt64, DType::kInt64, 41, DType::kInt16);
+  CheckRandomPair(DType::kInt64, DType::kFloat64, 43, DType::kInt16);
+}
+
+// int64 -> double around the vector conversion's range [-2^51, 2^51) and
+// where rounding starts (2^53 + 1).
+TEST(PairMetricsTest, Int64ConversionEdges) {
+  const int64_t p51 = int64_t{1} << 51, p53 = int64_t{1} << 53;
+  const int64_t edges[] = {p51 - 1, -p51,     p51,       -p51 - 1,
+                           p53 + 1, -p53 - 3, INT64_MAX, INT64_MIN,
+                           0,       1,        -1,        12345};
+  std::string a, b;
+  for (int rep = 0; rep < 64; ++rep) {
+    for (size_t i = 0; i < std::size(edges); ++i) {
+      // Rotate so that each edge meets every lane and group position.
+      testing::Put(&a, edges[(i + rep) % std::size(edges)]);
+      testing::Put(&b, edges[(i + 3 * rep) % std::size(edges)] / 3);
+    }
+  }
+  int64_t n = static_cast<int64_t>(a.size() / 8);
+  CheckPair(Tensor::FromBytes(DType::kInt64, {n}, a),
+            Tensor::FromBytes(DType::kInt64, {n}, b), "int64 edges");
+  CheckPair(Tensor::FromBytes(DType::kInt64, {n}, a),
+            Tensor::FromBytes(DType::kInt64, {n}, std::string(a.size(), '\0')),
+            "int64 edges vs 0");
 }
 
 TEST(PairMetricsTest, MixedPairsAgainstReference) {

@@ -114,10 +114,12 @@ TEST(DumpReaderTest, NanStatisticsAreFloats) {
   int nan = 0;
   for (const auto& e : d.entries) {
     std::string s = e.value.PyStr();
-    for (size_t p = 0; (p = s.find("'Max': nan", p)) != std::string::npos; ++p) ++nan;
+    for (size_t p = 0; (p = s.find("'Max': nan", p)) != std::string::npos; ++p)
+      ++nan;
   }
   EXPECT_GT(nan, 0);
-  const PyValue& max = At(At(d.entries[0].value, "input_args").items()[0], "Max");
+  const PyValue& max =
+      At(At(d.entries[0].value, "input_args").items()[0], "Max");
   EXPECT_EQ(max.kind(), PyValue::Kind::kFloat);
 }
 

@@ -113,6 +113,8 @@ TEST(JsonReaderTest, StringsAndEscapes) {
             "a\"b\\c/\n\t\xc3\xa9\xe4\xb8\xad\xf0\x9f\x98\x80");
   EXPECT_EQ(v.items()[1].as_str(), std::string("\0x", 2));
   EXPECT_EQ(Parse("\"\xc3\xa9\"").as_str(), "\xc3\xa9");
+  // A lone low surrogate is kept WTF-8 style (Python keeps it in the str).
+  EXPECT_EQ(Parse(R"("a\udc00")").as_str(), "a\xed\xb0\x80");
 }
 
 TEST(JsonReaderTest, LiteralsAndWhitespace) {

@@ -29,8 +29,11 @@ struct ZipBuildOptions {
   std::string comment;
 };
 
+// Appends `bytes` bytes of `v`, little-endian (zeros beyond the 8th).
 inline void PutLe(std::string* s, uint64_t v, int bytes) {
-  for (int i = 0; i < bytes; ++i) s->push_back(static_cast<char>(v >> (8 * i)));
+  for (int i = 0; i < bytes; ++i) {
+    s->push_back(i < 8 ? static_cast<char>(v >> (8 * i)) : '\0');
+  }
 }
 
 inline std::string RawDeflate(const std::string& in) {

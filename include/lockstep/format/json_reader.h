@@ -11,8 +11,10 @@
 //
 // Differences from Python, all on inputs no dump writer produces: literals
 // beyond the double range with more than ~308 digits or an exponent above
-// ~308 (Python: inf or a huge int) and lone surrogate escapes ("\ud800")
-// are rejected as Corruption; nesting is limited to kMaxJsonDepth levels
+// ~308 (Python: inf or a huge int) and lone high surrogate escapes
+// ("\ud800" not followed by a low one) are rejected as Corruption (a lone
+// low surrogate, "\udc00", is kept as its 3-byte "WTF-8" form, which
+// json_writer.h writes back as "\udc00", as Python does); nesting is limited to kMaxJsonDepth levels
 // (Python: RecursionError near 1000); invalid UTF-8 is rejected (as Python's
 // UTF-8 decoding of the file would be).
 //

@@ -7,15 +7,20 @@ tensor's values in C order, little-endian: what a reader must return), and one
 line in manifest.tsv: name, torch dtype, shape (comma-separated, "" for 0-d),
 and a note. Cases that torch itself cannot write (byteorder "big", deflated
 entries, a renamed archive prefix) are rewritten with Python's zipfile.
+Reruns give the same bytes except legacy.pt (its storage keys are object
+ids). Also writes the fuzz seeds in fuzz/corpus/{pt_fuzz,pickle_fuzz}/.
 """
 import io
 import os
+import shutil
+import struct
 import sys
 import zipfile
 
 import torch
 
 OUT = os.path.dirname(os.path.abspath(__file__))
+FUZZ = os.path.join(OUT, "..", "..", "..", "fuzz", "corpus")
 torch.manual_seed(0)
 rows = []
 
@@ -42,6 +47,13 @@ def record(name, t, note):
     rows.append((name, str(t.dtype), shape_str(t), note))
 
 
+def fixed_time(name, compression):
+    """A ZipInfo with a fixed timestamp, so that regenerating is stable."""
+    info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+    info.compress_type = compression
+    return info
+
+
 def rewrite(src_name, dst_name, t, note, compression=zipfile.ZIP_STORED,
             byteorder=None, prefix=None, swap=False):
     """Copies src_name.pt entry by entry with Python's zipfile (no 64-byte
@@ -57,9 +69,11 @@ def rewrite(src_name, dst_name, t, note, compression=zipfile.ZIP_STORED,
                 size = t.element_size()
                 data = b"".join(data[i:i + size][::-1]
                                 for i in range(0, len(data), size))
-            dst.writestr((prefix or old_prefix) + "/" + rest, data)
+            dst.writestr(fixed_time((prefix or old_prefix) + "/" + rest,
+                                    compression), data)
         if byteorder is not None:
-            dst.writestr((prefix or old_prefix) + "/byteorder", byteorder)
+            dst.writestr(fixed_time((prefix or old_prefix) + "/byteorder",
+                                    compression), byteorder)
     with open(os.path.join(OUT, dst_name + ".pt"), "wb") as f:
         f.write(buf.getvalue())
     record(dst_name, t, note)
@@ -128,6 +142,41 @@ def main():
                 + torch.__version__ + ")\n")
         for r in rows:
             f.write("\t".join(r) + "\n")
+    write_fuzz_seeds()
+
+
+def zero_crcs(data):
+    """Sets every central-directory CRC to 0 ("not computed"), so that
+    fuzzed data.pkl bytes reach the pickle machine instead of failing the
+    CRC check."""
+    out = bytearray(data)
+    pos = out.find(b"PK\x01\x02")
+    while pos >= 0:
+        struct.pack_into("<I", out, pos + 16, 0)
+        pos = out.find(b"PK\x01\x02", pos + 4)
+    return bytes(out)
+
+
+def write_fuzz_seeds():
+    """Seeds for fuzz/pt_fuzz.cc and fuzz/pickle_fuzz.cc."""
+    pt_dir = os.path.join(FUZZ, "pt_fuzz")
+    pkl_dir = os.path.join(FUZZ, "pickle_fuzz")
+    os.makedirs(pt_dir, exist_ok=True)
+    os.makedirs(pkl_dir, exist_ok=True)
+    for stem in ["float32", "proto4", "parameter", "transposed",
+                 "byteorder_big", "deflated", "slice_offset", "empty_2x0x3",
+                 "expanded", "scalar_0d"]:
+        src = os.path.join(OUT, stem + ".pt")
+        shutil.copy(src, os.path.join(pt_dir, stem + ".pt"))
+        with open(src, "rb") as f:
+            data = f.read()
+        if stem in ("float32", "proto4", "parameter", "byteorder_big"):
+            with open(os.path.join(pt_dir, stem + "_nocrc.pt"), "wb") as f:
+                f.write(zero_crcs(data))
+        z = zipfile.ZipFile(src)
+        pkl = [n for n in z.namelist() if n.endswith("/data.pkl")][0]
+        with open(os.path.join(pkl_dir, stem + ".pkl"), "wb") as f:
+            f.write(z.read(pkl))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,228 @@
+// Throughput of the one-pass tensor kernels against a plain memory read of
+// the same bytes, for 64 MiB per side (out of cache).
+//
+//   build/bin/metrics_bench --benchmark_repetitions=5
+//       --benchmark_report_aggregates_only=true
+//
+// Counters: GB/s (bytes of both inputs per second, 1e9) and read_ratio
+// (GB/s over the median GB/s of the MemRead benchmark with the same dtype,
+// buffers and threads, run just before in the same process).
+#include <benchmark/benchmark.h>
+#include <immintrin.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "lockstep/compare/metrics.h"
+#include "lockstep/compare/tensor_stats.h"
+#include "lockstep/core/parallel.h"
+#include "lockstep/numerics/half.h"
+
+namespace lockstep {
+namespace {
+
+constexpr size_t kBytesPerSide = size_t{64} << 20;
+const DType kDTypes[] = {DType::kFloat32, DType::kFloat16, DType::kBFloat16,
+                         DType::kFloat64, DType::kInt64};
+
+struct Side {
+  std::unique_ptr<uint64_t[]> words{new uint64_t[kBytesPerSide / 8]};
+  void* data() { return words.get(); }
+};
+
+template <typename T>
+void Fill(Side* side, double scale, uint64_t seed, T (*encode)(double)) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> normal(0.0, scale);
+  T* p = static_cast<T*>(side->data());
+  for (size_t i = 0; i < kBytesPerSide / sizeof(T); ++i)
+    p[i] = encode(normal(rng));
+}
+
+// Two realistic sides per dtype (b = a with seed-different noise ~0.1%).
+struct Pair {
+  Side a, b;
+  size_t n;
+};
+
+void FillSide(DType t, Side* side, uint64_t seed) {
+  switch (t) {
+    case DType::kFloat32:
+      return Fill<float>(side, 1, seed,
+                         [](double x) { return static_cast<float>(x); });
+    case DType::kFloat16:
+      return Fill<uint16_t>(side, 1, seed, [](double x) {
+        return FloatToHalf(static_cast<float>(x));
+      });
+    case DType::kBFloat16:
+      return Fill<uint16_t>(side, 1, seed, [](double x) {
+        return FloatToBFloat16(static_cast<float>(x));
+      });
+    case DType::kFloat64:
+      return Fill<double>(side, 1, seed, [](double x) { return x; });
+    default:
+      return Fill<int64_t>(side, 1e6, seed,
+                           [](double x) { return static_cast<int64_t>(x); });
+  }
+}
+
+Pair& GetPair(DType t) {
+  static std::map<DType, std::unique_ptr<Pair>> pairs;
+  auto& p = pairs[t];
+  if (!p) {
+    p = std::make_unique<Pair>();
+    p->n = kBytesPerSide / DTypeSize(t);
+    FillSide(t, &p->a, 1);
+    FillSide(t, &p->b, 1);
+    // Perturb b slightly so the pair is not identical: flip low bits.
+    auto* w = static_cast<uint8_t*>(p->b.data());
+    for (size_t i = 0; i < kBytesPerSide; i += 7) w[i] ^= 1;
+  }
+  return *p;
+}
+
+// XOR of every 32-byte word of [p, p + bytes): a plain vectorized read.
+__attribute__((target("avx2"))) uint64_t XorRead(const void* p, size_t bytes) {
+  const __m256i* v = static_cast<const __m256i*>(p);
+  __m256i x0 = _mm256_setzero_si256(), x1 = x0, x2 = x0, x3 = x0;
+  for (size_t i = 0; i + 4 <= bytes / 32; i += 4) {
+    x0 = _mm256_xor_si256(x0, _mm256_loadu_si256(v + i));
+    x1 = _mm256_xor_si256(x1, _mm256_loadu_si256(v + i + 1));
+    x2 = _mm256_xor_si256(x2, _mm256_loadu_si256(v + i + 2));
+    x3 = _mm256_xor_si256(x3, _mm256_loadu_si256(v + i + 3));
+  }
+  __m256i x =
+      _mm256_xor_si256(_mm256_xor_si256(x0, x1), _mm256_xor_si256(x2, x3));
+  return static_cast<uint64_t>(_mm256_extract_epi64(x, 0) ^
+                               _mm256_extract_epi64(x, 3));
+}
+
+// Reads both sides in the kernels' chunking (64 Ki elements per chunk).
+uint64_t MemRead(const void* a, const void* b, size_t bytes, size_t chunk_bytes,
+                 int threads) {
+  std::vector<uint64_t> parts((bytes + chunk_bytes - 1) / chunk_bytes);
+  ParallelForRange(parts.size(), 1, threads, [&](size_t first, size_t last) {
+    for (size_t c = first; c < last; ++c) {
+      size_t off = c * chunk_bytes, len = std::min(chunk_bytes, bytes - off);
+      parts[c] = (a ? XorRead(static_cast<const char*>(a) + off, len) : 0) ^
+                 (b ? XorRead(static_cast<const char*>(b) + off, len) : 0);
+    }
+  });
+  uint64_t x = 0;
+  for (uint64_t p : parts) x ^= p;
+  return x;
+}
+
+// Median read GB/s per (benchmark kind, dtype, threads), for the ratios.
+std::map<std::tuple<int, int, int>, std::vector<double>>& ReadRates() {
+  static std::map<std::tuple<int, int, int>, std::vector<double>> rates;
+  return rates;
+}
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// Runs `body` for the benchmark's iterations and reports GB/s over `bytes`
+// per iteration; for the read baseline it records the rate, otherwise it
+// reports the ratio to the recorded baseline of the same key.
+template <typename Body>
+void Run(benchmark::State& state, size_t bytes, std::tuple<int, int, int> key,
+         bool baseline, const Body& body) {
+  auto start = std::chrono::steady_clock::now();
+  for (auto _ : state) body();
+  double secs =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  double gbs = static_cast<double>(state.iterations()) *
+               static_cast<double>(bytes) / secs / 1e9;
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * bytes));
+  state.counters["GB/s"] = gbs;
+  if (baseline) {
+    ReadRates()[key].push_back(gbs);
+  } else {
+    double base = Median(ReadRates()[key]);
+    state.counters["read_ratio"] = base > 0 ? gbs / base : 0;
+  }
+}
+
+// Arguments: index into kDTypes, threads.
+void BM_PairMemRead(benchmark::State& state, int d, int threads) {
+  DType t = kDTypes[d];
+  Pair& p = GetPair(t);
+  Run(state, 2 * kBytesPerSide, {0, d, threads}, true, [&] {
+    benchmark::DoNotOptimize(MemRead(p.a.data(), p.b.data(), kBytesPerSide,
+                                     DTypeSize(t) << 16, threads));
+  });
+}
+
+void BM_PairMetrics(benchmark::State& state, int d, int threads) {
+  DType t = kDTypes[d];
+  Pair& p = GetPair(t);
+  Run(state, 2 * kBytesPerSide, {0, d, threads}, false, [&] {
+    PairMetrics m =
+        ComputePairMetrics(t, p.a.data(), t, p.b.data(), p.n, threads);
+    benchmark::DoNotOptimize(m);
+  });
+}
+
+void BM_StatsMemRead(benchmark::State& state, int d, int threads) {
+  DType t = kDTypes[d];
+  Pair& p = GetPair(t);
+  Run(state, kBytesPerSide, {1, d, threads}, true, [&] {
+    benchmark::DoNotOptimize(MemRead(p.a.data(), nullptr, kBytesPerSide,
+                                     DTypeSize(t) << 16, threads));
+  });
+}
+
+void BM_TensorStats(benchmark::State& state, int d, int threads) {
+  DType t = kDTypes[d];
+  Pair& p = GetPair(t);
+  Run(state, kBytesPerSide, {1, d, threads}, false, [&] {
+    TensorStats s = ComputeTensorStats(t, p.a.data(), p.n, threads);
+    benchmark::DoNotOptimize(s);
+  });
+}
+
+// Each baseline is registered (and so run) right before its kernel.
+void RegisterAll() {
+  using Fn = void (*)(benchmark::State&, int, int);
+  const std::pair<const char*, Fn> benches[] = {
+      {"PairMemRead", BM_PairMemRead},
+      {"PairMetrics", BM_PairMetrics},
+      {"StatsMemRead", BM_StatsMemRead},
+      {"TensorStats", BM_TensorStats}};
+  for (int d = 0; d < 5; ++d) {
+    for (int threads : {1, 2}) {
+      for (auto [name, fn] : benches) {
+        std::string full = std::string(name) + "/" +
+                           std::string(TorchDTypeName(kDTypes[d]).substr(6)) +
+                           "/threads:" + std::to_string(threads);
+        benchmark::RegisterBenchmark(full.c_str(), fn, d, threads)
+            ->UseRealTime()
+            ->Unit(benchmark::kMillisecond);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace lockstep
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  lockstep::RegisterAll();
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

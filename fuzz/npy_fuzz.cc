@@ -1,0 +1,44 @@
+// Fuzzes the .npy reader: no input may crash it or read out of bounds
+// (every element of a tensor it returns is read), and what it reads must
+// survive EncodeNpy and a re-read unchanged.
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <string>
+
+#include "lockstep/format/npy.h"
+
+namespace {
+
+void Require(bool ok) {
+  if (!ok) std::abort();
+}
+
+uint64_t Checksum(const lockstep::Tensor& t) {
+  uint64_t h = 1469598103934665603ull;
+  for (size_t i = 0; i < t.nbytes(); ++i) {
+    h = (h ^ static_cast<uint8_t>(t.data()[i])) * 1099511628211ull;
+  }
+  return h;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  // A heap copy of exactly `size` bytes, so that ASan sees any overread,
+  // read both zero-copy (with an owner) and copied.
+  auto bytes = std::make_shared<const std::string>(reinterpret_cast<const char*>(data), size);
+  auto viewed = lockstep::ReadNpyFromBuffer(*bytes, "fuzz.npy", bytes);
+  auto copied = lockstep::ReadNpyFromBuffer(*bytes, "fuzz.npy");
+  Require(viewed.ok() == copied.ok());
+  if (!viewed.ok()) return 0;
+  uint64_t sum = Checksum(*viewed);
+  Require(sum == Checksum(*copied));
+  lockstep::NpyWriteOptions opt;
+  opt.bfloat16 = lockstep::NpyBFloat16::kDescrBFloat16;
+  std::string encoded = lockstep::EncodeNpy(*viewed, opt);
+  auto back = lockstep::ReadNpyFromBuffer(encoded, "encoded.npy");
+  Require(back.ok() && back->dtype() == viewed->dtype() && back->shape() == viewed->shape());
+  Require(Checksum(*back) == sum);
+  return 0;
+}

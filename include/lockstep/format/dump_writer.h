@@ -1,0 +1,127 @@
+// Writing dumps in msprobe's layout (reference/msprobe.md §2), readable by
+// msprobe's compare and by lockstep's readers: one DumpWriter per rank dir
+// of one step,
+//
+//   {rank_dir}/dump.json                     json.dump(..., indent=1) bytes
+//             /stack.json                    HEAD format, stacks shared
+//             /construct.json                {name: parent}
+//             /dump_tensor_data/<stem>.npy   numpy.save bytes
+//
+// Each entry is serialized once, when it is added; Flush() writes dump.json
+// from those pieces to a temporary file and renames it over the old one, so
+// a reader (or a crash) never sees a half-written dump.json, and flushing
+// at every step boundary costs one write of the file, no re-encoding.
+//
+// Thread safety: not thread-safe; use one writer from one thread at a time
+// (different writers, for different rank dirs, may run in parallel).
+#ifndef LOCKSTEP_FORMAT_DUMP_WRITER_H_
+#define LOCKSTEP_FORMAT_DUMP_WRITER_H_
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "lockstep/core/status.h"
+#include "lockstep/format/dump.h"
+#include "lockstep/format/npy.h"
+#include "lockstep/format/pyvalue.h"
+#include "lockstep/format/tensor.h"
+
+namespace lockstep {
+
+// The dump.json text of `dump`, as Python's json.dump(obj, f, indent=1)
+// writes obj = {"task", "level", "framework" (only if framework_given),
+// "dump_data_dir" (null when ""), the extra keys, "data"}. For a dump.json
+// that msprobe wrote in that order the result is byte-identical to the file.
+std::string EncodeDumpJson(const DumpFile& dump);
+
+// Writes EncodeDumpJson(dump) to `path` atomically.
+Status WriteDumpJson(const std::string& path, const DumpFile& dump);
+
+struct DumpWriterOptions {
+  std::string task = "tensor";  // msprobe's task names
+  std::string level = "mix";
+  std::string framework = "pytorch";  // "" leaves the key out (old dumps)
+  bool write_stack_json = true;       // as msprobe with extra_info
+  bool write_construct_json = true;
+  NpyWriteOptions npy;
+};
+
+class DumpWriter {
+ public:
+  // A writer for `rank_dir` (created with its parents if missing).
+  // Errors: IoError when the directory cannot be created.
+  static StatusOr<std::unique_ptr<DumpWriter>> Create(
+      const std::string& rank_dir, DumpWriterOptions options = {});
+
+  DumpWriter(const DumpWriter&) = delete;
+  DumpWriter& operator=(const DumpWriter&) = delete;
+
+  const std::string& dir() const { return dir_; }
+  size_t entry_count() const { return index_.size(); }
+
+  // Adds entry `name` at the end of "data". If `name` is already there, it
+  // is removed from its old place first, as msprobe does when a module's
+  // forward output arrives (DataWriter.update_data: pop, then insert).
+  // `value` is normally a dict (input_args, input_kwargs, output, ...).
+  void AddEntry(const std::string& name, const PyValue& value);
+
+  // Saves `t` as dump_tensor_data/<stem>.npy (atomically) and returns the
+  // file name, "<stem>.npy", for the tensor's "data_name" field.
+  // `stem` is msprobe's name, e.g. "Functional.linear.0.forward.input.0".
+  // Errors: InvalidArgument when stem is empty, ".", "..", or has a '/' or
+  // NUL; IoError from the filesystem.
+  StatusOr<std::string> SaveTensor(std::string_view stem, const Tensor& t);
+
+  // Records the call stack of entry `name` (stack.json). Names with
+  // identical frames share one stack, in first-seen order, as msprobe HEAD
+  // writes it. A name recorded twice keeps its first stack.
+  void AddStack(const std::string& name,
+                const std::vector<std::string>& frames);
+
+  // Records entry `name`'s parent module in construct.json (a str, None,
+  // or [parent, micro_step]); a second call replaces the value in place.
+  void SetParent(const std::string& name, const PyValue& parent);
+
+  // The dump.json text that Flush() writes now.
+  std::string DumpJsonText() const;
+
+  // Writes dump.json, and stack.json / construct.json if they changed since
+  // the last flush (or were never written), each atomically.
+  Status Flush();
+
+ private:
+  struct Piece {
+    std::string name;
+    std::string text;  // `"name": value` at nesting level 2
+    bool live = true;
+  };
+  struct StackGroup {
+    std::vector<std::string> names;
+    std::vector<std::string> frames;
+  };
+
+  DumpWriter(std::string dir, DumpWriterOptions options);
+  std::string StackJsonText() const;
+  std::string ConstructJsonText() const;
+
+  std::string dir_;
+  DumpWriterOptions options_;
+  bool saved_tensors_ = false;
+  std::vector<Piece> pieces_;
+  std::unordered_map<std::string, size_t> index_;  // live name -> piece
+  std::vector<StackGroup> stacks_;
+  std::unordered_map<std::string, size_t> stack_of_frames_;  // joined -> group
+  std::unordered_map<std::string, size_t> stack_of_name_;
+  std::vector<std::pair<std::string, PyValue>> construct_;
+  std::unordered_map<std::string, size_t> construct_index_;
+  bool stack_dirty_ = true;
+  bool construct_dirty_ = true;
+};
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_FORMAT_DUMP_WRITER_H_

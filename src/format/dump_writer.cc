@@ -1,0 +1,241 @@
+#include "lockstep/format/dump_writer.h"
+
+#include <filesystem>
+#include <utility>
+
+#include "format/str_cat.h"
+#include "lockstep/core/file.h"
+#include "lockstep/format/json_writer.h"
+
+namespace lockstep {
+namespace {
+
+constexpr int kIndent = 1;  // msprobe: json.dump(..., indent=1)
+
+// The top-level keys before "data", in msprobe's order.
+struct DumpHeader {
+  std::string_view task;
+  std::string_view level;
+  const std::string* framework = nullptr;  // null: key left out
+  std::string_view dump_data_dir;          // "": null
+  const std::vector<std::pair<std::string, PyValue>>* extra = nullptr;
+};
+
+void AppendKey(std::string_view key, std::string* out) {
+  *out += "\n ";
+  AppendPyJsonString(key, out);
+  *out += ": ";
+}
+
+// `{` ... `"data": ` — the document up to the data dict.
+void AppendHead(const DumpHeader& h, std::string* out) {
+  *out += '{';
+  AppendKey("task", out);
+  AppendPyJsonString(h.task, out);
+  *out += ',';
+  AppendKey("level", out);
+  AppendPyJsonString(h.level, out);
+  *out += ',';
+  if (h.framework) {
+    AppendKey("framework", out);
+    AppendPyJsonString(*h.framework, out);
+    *out += ',';
+  }
+  AppendKey("dump_data_dir", out);
+  if (h.dump_data_dir.empty()) {
+    *out += "null";
+  } else {
+    AppendPyJsonString(h.dump_data_dir, out);
+  }
+  *out += ',';
+  if (h.extra) {
+    for (const auto& [key, value] : *h.extra) {
+      AppendKey(key, out);
+      AppendPyJson(value, kIndent, 1, out);
+      *out += ',';
+    }
+  }
+  AppendKey("data", out);
+}
+
+// `"name": value` as a member of "data" (nesting level 2).
+void AppendMember(std::string_view name, const PyValue& value,
+                  std::string* out) {
+  AppendPyJsonString(name, out);
+  *out += ": ";
+  AppendPyJson(value, kIndent, 2, out);
+}
+
+// Closes the document after the data dict's members (n of them were
+// appended, each preceded by OpenMember).
+void AppendTail(size_t n, std::string* out) {
+  *out += n == 0 ? "{}\n}" : "\n }\n}";
+}
+
+void OpenMember(size_t i, std::string* out) {
+  *out += i == 0 ? "{\n  " : ",\n  ";
+}
+
+bool IsSafeStem(std::string_view stem) {
+  return !stem.empty() && stem != "." && stem != ".." &&
+         stem.find_first_of(std::string_view("/\0", 2)) ==
+             std::string_view::npos;
+}
+
+}  // namespace
+
+std::string EncodeDumpJson(const DumpFile& dump) {
+  DumpHeader h{dump.task, dump.level,
+               dump.framework_given ? &dump.framework : nullptr,
+               dump.dump_data_dir, &dump.extra};
+  std::string out;
+  AppendHead(h, &out);
+  for (size_t i = 0; i < dump.entries.size(); ++i) {
+    OpenMember(i, &out);
+    AppendMember(dump.entries[i].name, dump.entries[i].value, &out);
+  }
+  AppendTail(dump.entries.size(), &out);
+  return out;
+}
+
+Status WriteDumpJson(const std::string& path, const DumpFile& dump) {
+  return WriteFileAtomic(path, EncodeDumpJson(dump));
+}
+
+DumpWriter::DumpWriter(std::string dir, DumpWriterOptions options)
+    : dir_(std::move(dir)), options_(std::move(options)) {}
+
+StatusOr<std::unique_ptr<DumpWriter>> DumpWriter::Create(
+    const std::string& rank_dir, DumpWriterOptions options) {
+  LOCKSTEP_RETURN_IF_ERROR(CreateDirs(rank_dir));
+  return std::unique_ptr<DumpWriter>(
+      new DumpWriter(rank_dir, std::move(options)));
+}
+
+void DumpWriter::AddEntry(const std::string& name, const PyValue& value) {
+  auto it = index_.find(name);
+  if (it != index_.end()) {
+    pieces_[it->second].live = false;
+    pieces_[it->second].text.clear();
+    index_.erase(it);
+  }
+  Piece p{name, "", true};
+  AppendMember(name, value, &p.text);
+  index_[name] = pieces_.size();
+  pieces_.push_back(std::move(p));
+  if (pieces_.size() > 64 && pieces_.size() > 2 * index_.size()) {  // compact
+    std::vector<Piece> live;
+    live.reserve(index_.size());
+    for (auto& q : pieces_) {
+      if (q.live) {
+        index_[q.name] = live.size();
+        live.push_back(std::move(q));
+      }
+    }
+    pieces_ = std::move(live);
+  }
+}
+
+StatusOr<std::string> DumpWriter::SaveTensor(std::string_view stem,
+                                             const Tensor& t) {
+  if (!IsSafeStem(stem)) {
+    return Status::InvalidArgument(
+        StrCat("tensor name '", stem, "'"),
+        "not a file name (empty, '.', '..', or has '/' or NUL)");
+  }
+  std::string data_dir = dir_ + "/dump_tensor_data";
+  if (!saved_tensors_) LOCKSTEP_RETURN_IF_ERROR(CreateDirs(data_dir));
+  std::string file = StrCat(stem, ".npy");
+  LOCKSTEP_RETURN_IF_ERROR(
+      WriteNpy(StrCat(data_dir, "/", file), t, options_.npy));
+  saved_tensors_ = true;
+  return file;
+}
+
+void DumpWriter::AddStack(const std::string& name,
+                          const std::vector<std::string>& frames) {
+  if (stack_of_name_.count(name)) return;
+  std::string key;
+  for (const auto& f : frames) {
+    key += f;
+    key += '\0';
+  }
+  auto [it, inserted] =
+      stack_of_frames_.emplace(std::move(key), stacks_.size());
+  if (inserted) stacks_.push_back(StackGroup{{}, frames});
+  stacks_[it->second].names.push_back(name);
+  stack_of_name_[name] = it->second;
+  stack_dirty_ = true;
+}
+
+void DumpWriter::SetParent(const std::string& name, const PyValue& parent) {
+  auto [it, inserted] = construct_index_.emplace(name, construct_.size());
+  if (inserted) {
+    construct_.emplace_back(name, parent);
+  } else {
+    construct_[it->second].second = parent;
+  }
+  construct_dirty_ = true;
+}
+
+std::string DumpWriter::DumpJsonText() const {
+  std::string data_dir;
+  if (saved_tensors_) {
+    std::error_code ec;
+    auto abs = std::filesystem::absolute(dir_ + "/dump_tensor_data", ec);
+    data_dir =
+        ec ? dir_ + "/dump_tensor_data" : abs.lexically_normal().string();
+  }
+  DumpHeader h{options_.task, options_.level,
+               options_.framework.empty() ? nullptr : &options_.framework,
+               data_dir, nullptr};
+  size_t bytes = 256;
+  for (const auto& p : pieces_) bytes += p.text.size() + 4;
+  std::string out;
+  out.reserve(bytes);
+  AppendHead(h, &out);
+  size_t n = 0;
+  for (const auto& p : pieces_) {
+    if (!p.live) continue;
+    OpenMember(n++, &out);
+    out += p.text;
+  }
+  AppendTail(n, &out);
+  return out;
+}
+
+std::string DumpWriter::StackJsonText() const {
+  std::vector<std::pair<std::string, PyValue>> groups;
+  groups.reserve(stacks_.size());
+  for (size_t i = 0; i < stacks_.size(); ++i) {
+    std::vector<PyValue> names, frames;
+    for (const auto& n : stacks_[i].names) names.push_back(PyValue::Str(n));
+    for (const auto& f : stacks_[i].frames) frames.push_back(PyValue::Str(f));
+    groups.emplace_back(std::to_string(i),
+                        PyValue::List({PyValue::List(std::move(names)),
+                                       PyValue::List(std::move(frames))}));
+  }
+  return ToPyJson(PyValue::Dict(std::move(groups)), kIndent);
+}
+
+std::string DumpWriter::ConstructJsonText() const {
+  return ToPyJson(PyValue::Dict(construct_), kIndent);
+}
+
+Status DumpWriter::Flush() {
+  LOCKSTEP_RETURN_IF_ERROR(
+      WriteFileAtomic(dir_ + "/dump.json", DumpJsonText()));
+  if (options_.write_stack_json && stack_dirty_) {
+    LOCKSTEP_RETURN_IF_ERROR(
+        WriteFileAtomic(dir_ + "/stack.json", StackJsonText()));
+    stack_dirty_ = false;
+  }
+  if (options_.write_construct_json && construct_dirty_) {
+    LOCKSTEP_RETURN_IF_ERROR(
+        WriteFileAtomic(dir_ + "/construct.json", ConstructJsonText()));
+    construct_dirty_ = false;
+  }
+  return Status::Ok();
+}
+
+}  // namespace lockstep
