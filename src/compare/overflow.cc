@@ -25,8 +25,8 @@ OverflowKind ValueKind(const PyValue& v, double limit) {
 
 double SaturationLimit(const std::string& dtype) {
   if (dtype.find("bfloat16") != std::string::npos || dtype == "BFloat16") return kBFloat16Max;
-  if (dtype.find("float16") != std::string::npos || dtype == "Float16") return kFloat16Max;
-  if (dtype.find("float32") != std::string::npos || dtype == "Float32") return kFloat16Max;
+  if (dtype.find("float16") != std::string::npos || dtype == "Float16") return kHalfMax;
+  if (dtype.find("float32") != std::string::npos || dtype == "Float32") return kHalfMax;
   return 0;
 }
 

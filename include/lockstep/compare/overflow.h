@@ -15,11 +15,9 @@
 
 #include "lockstep/compare/op_rows.h"
 #include "lockstep/format/dump.h"
+#include "lockstep/numerics/half.h"
 
 namespace lockstep {
-
-inline constexpr double kFloat16Max = 65504.0;
-inline constexpr double kBFloat16Max = 3.3895313892515355e38;
 
 enum class OverflowKind { kNone, kNan, kInf, kSaturated };
 const char* OverflowKindName(OverflowKind k);  // "nan", "inf", "saturated"
