@@ -166,6 +166,7 @@ TensorPairFacts CompareTensorPair(const Tensor& npu, const Tensor& bench, int th
   facts.max_abs_err = m.max_abs_diff;
   facts.max_rel_err = m.max_rel_err;
   facts.one_thousandth_ratio = static_cast<double>(m.rel_lt_1e3) / n;
+  facts.rel_l2_err = m.sum_b2 > 0 ? std::sqrt(m.sum_d2 / m.sum_b2) : (m.sum_d2 > 0 ? INFINITY : 0);
   return facts;
 }
 

@@ -25,12 +25,11 @@ TensorPairFacts CompareOne(const DumpFile& target, const DumpFile& baseline,
     SetAllMetrics(row, kUnsupported, "Bench api/module unmatched.");
     return facts;
   }
-  if (row->npu->data_name == "-1") {
-    SetAllMetrics(row, kUnsupported, "NPU does not have data file.");
-    return facts;
-  }
-  if (row->bench->data_name == "-1") {
-    SetAllMetrics(row, kUnsupported, "Bench does not have data file.");
+  bool npu_has = row->npu->data_name != "-1", bench_has = row->bench->data_name != "-1";
+  if (!npu_has || !bench_has) {
+    SetAllMetrics(row, kUnsupported,
+                  !npu_has ? "NPU does not have data file." : "Bench does not have data file.");
+    facts.data_missing = npu_has != bench_has;
     return facts;
   }
   std::string pa = DataPath(target, row->npu->data_name);
@@ -42,6 +41,7 @@ TensorPairFacts CompareOne(const DumpFile& target, const DumpFile& baseline,
     SetAllMetrics(row, kUnsupported,
                   "Dump file: " + (!a.ok() ? pa : pb) + " not found or read failed.");
     *problem = row->npu->name + ": " + s.message();
+    facts.unreadable = true;
     return facts;
   }
   return CompareTensorPair(*a, *b, threads, row);

@@ -17,14 +17,20 @@ void Raise(RowVerdict* v, Verdict level, DivergenceReason reason, std::string ms
   v->messages.push_back(std::move(msg));
 }
 
-bool IsLowPrecision(const std::string& dtype) {
-  return dtype.find("float16") != std::string::npos || dtype.find("Float16") != std::string::npos;
-}
-
 std::string Fmt(double x) {
   char buf[64];
   std::snprintf(buf, sizeof(buf), "%.6g", x);
   return buf;
+}
+
+// Relative L2 error bound by the least precise dtype of the pair.
+double RelL2Bound(const std::string& a, const std::string& b) {
+  auto has = [&](const char* d) {
+    return a.find(d) != std::string::npos || b.find(d) != std::string::npos;
+  };
+  if (has("bfloat16") || has("BFloat16")) return 8e-3;
+  if (has("float16") || has("Float16")) return 1e-3;
+  return 1e-5;
 }
 
 bool StatNonFinite(const PyValue& v) {
@@ -44,7 +50,7 @@ void JudgeStatistics(const MsprobeRow& row, RowVerdict* v) {
     return;
   }
   if (!a.is_tensor || !b.is_tensor || a_bad || b_bad) return;
-  double rtol = (IsLowPrecision(a.dtype) || IsLowPrecision(b.dtype)) ? 1e-3 : 1e-5;
+  double rtol = RelL2Bound(a.dtype, b.dtype);
   double scale = std::max(std::fabs(b.stats[0].as_double()), std::fabs(b.stats[1].as_double()));
   static const char* kNames[4] = {"max", "min", "mean", "norm"};
   double worst = 0;
@@ -67,6 +73,11 @@ void JudgeStatistics(const MsprobeRow& row, RowVerdict* v) {
 }
 
 void JudgeTensor(const MsprobeRow& row, const TensorPairFacts& f, RowVerdict* v) {
+  if (f.unreadable || f.data_missing) {
+    Raise(v, Verdict::kError, DivergenceReason::kMissing,
+          f.unreadable ? "tensor file unreadable" : "tensor file on one side only");
+    return;
+  }
   if (f.shape_mismatch) {
     Raise(v, Verdict::kError, DivergenceReason::kShape, "shape differs");
     return;
@@ -86,14 +97,11 @@ void JudgeTensor(const MsprobeRow& row, const TensorPairFacts& f, RowVerdict* v)
           "cosine " + (cos_ok ? Fmt(c) : std::string("n/a")) + ", max abs err " + Fmt(e));
     return;
   }
-  bool low = IsLowPrecision(row.npu->dtype) || IsLowPrecision(row.bench->dtype);
-  double bound = low ? 1e-3 : 1e-4;
-  if (!std::isnan(f.one_minus_cos) && f.one_minus_cos > bound) {
+  double bound = RelL2Bound(row.npu->dtype, row.bench->dtype);
+  if (!std::isnan(f.rel_l2_err) && f.rel_l2_err > bound) {
     Raise(v, Verdict::kWarning, DivergenceReason::kPrecision,
-          "1 - cosine = " + Fmt(f.one_minus_cos) + " > " + Fmt(bound));
-  } else if (!std::isnan(f.one_thousandth_ratio) && f.one_thousandth_ratio < 0.99) {
-    Raise(v, Verdict::kWarning, DivergenceReason::kPrecision,
-          "only " + Fmt(f.one_thousandth_ratio * 100) + "% of elements within 0.1% relative error");
+          "relative L2 error " + Fmt(f.rel_l2_err) + " > " + Fmt(bound) + " (1 - cosine " +
+              Fmt(f.one_minus_cos) + ", max abs err " + Fmt(e) + ")");
   }
 }
 
@@ -144,7 +152,7 @@ FirstDivergence FindFirstDivergence(const std::vector<CompareRow>& rows) {
       bool ok = r.verdict == Verdict::kPass;
       if (!ok && !fallback.found) {
         fallback = {true, r.rank, r.step, r.entry, r.npu_name, r.reason,
-                    "inputs already differ here; no entry with agreeing inputs diverged", j};
+                    "inputs already differ here and no dumped operator before it diverged: the change happened outside the dumped operators (an op left out of the dump, the input data or the weights)", j};
       }
       if (!r.is_output) {
         any_matched_input |= r.verdict != Verdict::kUnmatched;

@@ -21,6 +21,8 @@ namespace lockstep {
 // What lockstep learned about a tensor pair beyond msprobe's cells.
 struct TensorPairFacts {
   bool compared = false;        // metrics were computed
+  bool unreadable = false;      // a tensor file was missing or corrupt
+  bool data_missing = false;    // one side has a tensor file, the other none
   bool shape_mismatch = false;
   bool nonfinite_mismatch = false;  // inf/nan at different positions
   int64_t target_nonfinite = 0;
@@ -30,6 +32,8 @@ struct TensorPairFacts {
   double max_abs_err = std::numeric_limits<double>::quiet_NaN();
   double max_rel_err = std::numeric_limits<double>::quiet_NaN();
   double one_thousandth_ratio = std::numeric_limits<double>::quiet_NaN();
+  // ‖a − b‖ / ‖b‖ (0 when both are 0, inf when only b is).
+  double rel_l2_err = std::numeric_limits<double>::quiet_NaN();
 };
 
 // msprobe's np.squeeze: drops every dimension of size 1.

@@ -7,14 +7,14 @@
 //              unreadable data, or a precision loss past the error bound
 //   warning    a precision loss past the warning bound, or a dtype change
 //   pass       otherwise
-// Bounds (docs/compare.md): tensor mode: error when cosine < 0.99 and max
-// abs err > 0.001, or cosine < 0.9, or max abs err > 1 (msprobe 8.3.3's
-// "Accuracy Reached" rule); warning when 1 - cosine > 1e-4 (fp32 pairs) or
-// the one-thousandth ratio is below 0.99. Statistics mode: each of
-// Max/Min/Mean differs by more than rtol · scale (scale = max(|bench max|,
-// |bench min|)) or Norm by more than rtol relative: warning above rtol,
-// error above 10·rtol; rtol = 1e-3 when an fp16/bf16 tensor is involved,
-// else 1e-5. MD5 mode: different CRC-32 is an error.
+// Bounds (docs/compare.md), with rtol by the least precise dtype of the pair
+// (fp32/fp64: 1e-5, fp16: 1e-3, bf16: 8e-3): tensor mode: error when
+// cosine < 0.99 and max abs err > 0.001, or cosine < 0.9, or max abs err > 1
+// (msprobe 8.3.3's "Accuracy Reached" rule), or the data is unreadable;
+// warning when ‖a−b‖/‖b‖ > rtol. Statistics mode: the largest of |Δmax|,
+// |Δmin|, |Δmean| relative to max(|bench max|, |bench min|) and |Δnorm|
+// relative to |bench norm|: warning above rtol, error above 10·rtol.
+// MD5 mode: a different CRC-32 is an error.
 // Thread safety: pure functions.
 #ifndef LOCKSTEP_COMPARE_VERDICT_H_
 #define LOCKSTEP_COMPARE_VERDICT_H_
