@@ -1,0 +1,242 @@
+// The HTML report's script, part 2: the SVG plot of one metric along the op
+// sequence (x: row number). Rows are binned to at most one bin per pixel
+// column and each bin draws its worst row (lowest cosine, highest error), so
+// 100k rows draw as fast as 1k and no divergent row is hidden. A strip under
+// the axis marks bins that hold a warning, error or unmatched row. Hovering
+// shows the nearest bin's row; clicking goes to it in the table.
+#include "html_internal.h"
+
+namespace lockstep::internal {
+
+const std::string_view kReportScriptPlot = R"JS(
+const METRICS = {
+  cosine: {label: 'Cosine', log: false, low: true},
+  one_minus_cos: {label: '1 \u2212 cosine (log scale)', log: true},
+  max_rel_err: {label: 'Max relative error (log scale)', log: true},
+  max_abs_err: {label: 'Max absolute error (log scale)', log: true},
+};
+const valCache = {};
+let P = null;  // the plot as last drawn: geometry and bins, for hovering
+
+function metricValues(name) {
+  if (valCache[name]) return valCache[name];
+  const src = D.metrics[name] || [], out = new Float64Array(N);
+  for (let i = 0; i < N; i++) {
+    const v = src[i];
+    out[i] = v === null || v === undefined ? NaN : v === 'inf' ? Infinity : v === '-inf' ? -Infinity : v;
+  }
+  return (valCache[name] = out);
+}
+
+function hasValues(name) {
+  const v = metricValues(name);
+  for (let i = 0; i < N; i++) if (isFinite(v[i]) && (!METRICS[name].log || v[i] > 0)) return true;
+  return false;
+}
+
+function pickMetric() {
+  const avail = Object.keys(METRICS).filter(hasValues);
+  $('plot-metric').innerHTML = avail.map((m) => '<option value="' + m + '">' +
+                                         METRICS[m].label + '</option>').join('');
+  if (avail.indexOf(state.metric) < 0) {
+    const stats = D.summary.mode === 'statistics' && avail.indexOf('max_rel_err') >= 0;
+    state.metric = stats ? 'max_rel_err' : avail.indexOf('cosine') >= 0 ? 'cosine' : avail[0] || '';
+  }
+  $('plot-metric').value = state.metric;
+}
+
+function fmt(v) {
+  if (!isFinite(v)) return String(v).replace('Infinity', 'inf');
+  const a = Math.abs(v);
+  return a !== 0 && (a < 1e-4 || a >= 1e6) ? v.toExponential(3) : String(+v.toPrecision(7));
+}
+
+function niceTicks(lo, hi, n) {
+  let step = Math.pow(10, Math.floor(Math.log10((hi - lo) / n)));
+  const err = (hi - lo) / n / step;
+  step *= err >= 7.5 ? 10 : err >= 3.5 ? 5 : err >= 1.5 ? 2 : 1;
+  const t = [];
+  for (let v = Math.ceil(lo / step) * step; v <= hi + step * 1e-9; v += step) t.push(+v.toPrecision(12));
+  return t;
+}
+
+function yRange(vals, m) {
+  let lo = Infinity, hi = -Infinity;
+  for (let i = 0; i < N; i++) {
+    const v = vals[i];
+    if (!isFinite(v) || (m.log && v <= 0)) continue;
+    lo = Math.min(lo, v);
+    hi = Math.max(hi, v);
+  }
+  if (m.log) {
+    if (lo === Infinity) [lo, hi] = [1e-8, 1];
+    lo = Math.pow(10, Math.floor(Math.log10(lo)));
+    hi = Math.max(Math.pow(10, Math.ceil(Math.log10(hi))), lo * 10);
+    return {lo: lo, hi: hi};
+  }
+  if (lo === Infinity) [lo, hi] = [0, 1];
+  if (state.metric === 'cosine') [lo, hi] = [Math.min(lo, 0.98), Math.max(hi, 1)];
+  if (hi - lo < 1e-12) [lo, hi] = [lo - 0.5, hi + 0.5];
+  const pad = (hi - lo) * 0.04;
+  return {lo: lo - pad, hi: hi + pad};
+}
+
+function plotGeometry(W, H, vals, m) {
+  const g = {m: {l: 62, r: 16, t: 20, b: 40}, W: W, H: H, vals: vals, metric: m};
+  g.pw = Math.max(10, W - g.m.l - g.m.r);
+  g.ph = Math.max(10, H - g.m.t - g.m.b);
+  g.range = yRange(vals, m);
+  g.x = (i) => g.m.l + (N > 1 ? i / (N - 1) : 0.5) * g.pw;
+  const lg = (v) => Math.log10(Math.max(v, g.range.lo));
+  g.y = (v) => {
+    const r = g.range, f = m.log ? (lg(v) - lg(r.lo)) / (lg(r.hi) - lg(r.lo)) : (v - r.lo) / (r.hi - r.lo);
+    return g.m.t + g.ph * (1 - Math.min(Math.max(f, 0), 1));
+  };
+  g.nb = Math.max(1, Math.min(N, Math.floor(g.pw)));
+  return g;
+}
+
+function binRows(g) {
+  const best = new Int32Array(g.nb).fill(-1), worst = new Int32Array(g.nb).fill(-1);
+  const vals = g.vals, low = g.metric.low;
+  for (let i = 0; i < N; i++) {
+    const b = Math.floor(i * g.nb / N), v = vals[i], c = best[b], w = worst[b];
+    if (v === v && (c < 0 || (low ? v < vals[c] : v > vals[c]))) best[b] = i;
+    if (w < 0 || SEVERITY[D.verdict[i]] > SEVERITY[D.verdict[w]]) worst[b] = i;
+  }
+  g.best = best;
+  g.worst = worst;
+}
+
+function svgAxes(g) {
+  const m = g.m, r = g.range, x0 = m.l, x1 = m.l + g.pw, yb = m.t + g.ph;
+  let s = '';
+  const yt = g.metric.log ? logTicks(r.lo, r.hi) : niceTicks(r.lo, r.hi, 5);
+  for (const v of yt) {
+    const y = g.y(v).toFixed(1);
+    s += '<line class="grid" x1="' + x0 + '" x2="' + x1 + '" y1="' + y + '" y2="' + y + '"/>' +
+         '<text x="' + (x0 - 6) + '" y="' + y + '" dy="4" text-anchor="end">' +
+         (g.metric.log ? '1e' + Math.round(Math.log10(v)) : fmt(v)) + '</text>';
+  }
+  for (const v of niceTicks(1, Math.max(N, 2), 8)) {
+    if (v !== Math.round(v) || v > N) continue;
+    const x = g.x(v - 1).toFixed(1);
+    s += '<line class="axis" x1="' + x + '" x2="' + x + '" y1="' + yb + '" y2="' + (yb + 4) + '"/>' +
+         '<text x="' + x + '" y="' + (yb + 24) + '" text-anchor="middle">' + v + '</text>';
+  }
+  s += '<line class="axis" x1="' + x0 + '" x2="' + x1 + '" y1="' + yb + '" y2="' + yb + '"/>';
+  s += '<text x="' + x1 + '" y="' + (g.H - 2) + '" text-anchor="end">row (op sequence) \u2192</text>';
+  if (state.metric === 'cosine' && r.lo < 0.99 && r.hi > 0.99) {
+    const y = g.y(0.99).toFixed(1);
+    s += '<line class="thr" x1="' + x0 + '" x2="' + x1 + '" y1="' + y + '" y2="' + y + '"/>' +
+         '<text x="' + (x1 - 4) + '" y="' + y + '" dy="-3" text-anchor="end">0.99</text>';
+  }
+  return s;
+}
+
+function logTicks(lo, hi) {
+  const a = Math.round(Math.log10(lo)), b = Math.round(Math.log10(hi));
+  const every = Math.max(1, Math.ceil((b - a) / 6)), t = [];
+  for (let e = a; e <= b; e += every) t.push(Math.pow(10, e));
+  return t;
+}
+
+function svgSeries(g) {
+  let path = '', pen = false;
+  const dots = {pass: '', unmatched: '', warning: '', error: ''};
+  for (let b = 0; b < g.nb; b++) {
+    const i = g.best[b];
+    if (i < 0) { pen = false; continue; }
+    const px = g.x(i).toFixed(1), py = g.y(g.vals[i]).toFixed(1), v = VERDICTS[D.verdict[i]];
+    path += (pen ? 'L' : 'M') + px + ' ' + py;
+    pen = true;
+    dots[v] += '<circle class="v-' + v + '" cx="' + px + '" cy="' + py + '" r="' +
+               (v === 'pass' ? 1.8 : 3.4) + '"/>';
+  }
+  let rug = '';
+  const yr = g.m.t + g.ph + 6, w = Math.max(1.5, g.pw / g.nb).toFixed(1);
+  for (let b = 0; b < g.nb; b++) {
+    const i = g.worst[b], v = VERDICTS[D.verdict[i]];
+    if (i >= 0 && v !== 'pass') {
+      rug += '<rect class="v-' + v + '" x="' + (g.x(i) - w / 2).toFixed(1) + '" y="' + yr +
+             '" width="' + w + '" height="6"/>';
+    }
+  }
+  return '<path class="line" d="' + path + '"/>' + rug + dots.pass + dots.unmatched +
+         dots.warning + dots.error;
+}
+
+function svgMarks(g) {
+  let s = '';
+  const top = g.m.t - 6, bottom = g.m.t + g.ph + 12;
+  if (FD_ROW >= 0) {
+    const x = g.x(FD_ROW), left = x > g.m.l + g.pw * 0.7;
+    s += '<line class="fdline" x1="' + x + '" x2="' + x + '" y1="' + top + '" y2="' + bottom + '"/>' +
+         '<text class="fdlabel" x="' + (x + (left ? -5 : 5)) + '" y="' + (top + 8) + '" text-anchor="' +
+         (left ? 'end' : 'start') + '">first divergence #' + (FD_ROW + 1) + '</text>';
+  }
+  if (state.selected >= 0) {
+    const x = g.x(state.selected);
+    s += '<line class="sel" x1="' + x + '" x2="' + x + '" y1="' + g.m.t + '" y2="' + bottom + '"/>';
+  }
+  return s;
+}
+
+function drawPlot() {
+  const svg = $('plot'), W = svg.clientWidth || 900, H = svg.clientHeight || 270;
+  svg.setAttribute('viewBox', '0 0 ' + W + ' ' + H);
+  if (!state.metric || !N) {
+    P = null;
+    $('plot-title').textContent = 'Plot';
+    svg.innerHTML = '<text class="empty" x="' + W / 2 + '" y="' + H / 2 + '" text-anchor="middle">' +
+                    (N ? 'No numeric metric to plot (' + esc(D.summary.mode) + ' mode)' : 'No rows') +
+                    '</text>';
+    return;
+  }
+  const m = METRICS[state.metric];
+  $('plot-title').textContent = m.label.replace(/ \(log scale\)/, '') + ' along the op sequence';
+  P = plotGeometry(W, H, metricValues(state.metric), m);
+  binRows(P);
+  svg.innerHTML = svgAxes(P) + svgSeries(P) + '<g id="plot-marks">' + svgMarks(P) + '</g>' +
+                  '<g id="plot-hover"></g>';
+}
+
+function drawMarks() {
+  if (P) $('plot-marks').innerHTML = svgMarks(P);
+}
+
+function rowAtPointer(e) {
+  if (!P) return -1;
+  const rect = $('plot').getBoundingClientRect(), px = e.clientX - rect.left;
+  if (px < P.m.l - 8 || px > P.m.l + P.pw + 8) return -1;
+  const b = Math.min(P.nb - 1, Math.max(0, Math.floor((px - P.m.l) / P.pw * P.nb)));
+  return P.best[b] >= 0 ? P.best[b] : P.worst[b];
+}
+
+function showTip(e) {
+  const i = rowAtPointer(e), tip = $('plot-tip');
+  if (i < 0) return hideTip();
+  const x = P.x(i), v = P.vals[i], y = v === v ? P.y(v) : P.m.t + P.ph;
+  $('plot-hover').innerHTML = '<line class="hover" x1="' + x + '" x2="' + x + '" y1="' + P.m.t +
+      '" y2="' + (P.m.t + P.ph) + '"/><circle class="hover" cx="' + x + '" cy="' + y +
+      '" r="6" fill="none"/>';
+  tip.innerHTML = '#' + (i + 1) + ' <b>' + esc(D.rows[i][NPU] || '') + '</b><br>' +
+      esc(P.metric.label.replace(/ \(log scale\)/, '')) + ' ' + (v === v ? fmt(v) : 'n/a') +
+      ' \u00b7 ' + VERDICTS[D.verdict[i]] + (D.notes[i] ? '<br>' + esc(D.notes[i]) : '');
+  tip.hidden = false;
+  // SVG elements have no offsetLeft: place the tip from client rectangles.
+  const card = $('plot').parentNode.getBoundingClientRect(), box = $('plot').getBoundingClientRect();
+  const ox = box.left - card.left, oy = box.top - card.top;
+  let left = ox + x + 14;
+  if (left + tip.offsetWidth > card.width - 8) left = ox + x - tip.offsetWidth - 14;
+  tip.style.left = Math.max(4, left) + 'px';
+  tip.style.top = (oy + y + 12) + 'px';
+}
+
+function hideTip() {
+  $('plot-tip').hidden = true;
+  if (P) $('plot-hover').innerHTML = '';
+}
+)JS";
+
+}  // namespace lockstep::internal

@@ -1,0 +1,192 @@
+#include "json_util.h"
+
+#include <cmath>
+
+#include "lockstep/report/outcome.h"
+
+namespace lockstep::internal {
+namespace {
+
+// Length of the well-formed UTF-8 sequence at s[i], or 0 if it is not one
+// (overlong forms, surrogates and code points above U+10FFFF are rejected).
+size_t Utf8SequenceLength(std::string_view s, size_t i) {
+  auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  unsigned char c = byte(i);
+  if (c < 0x80) return 1;
+  size_t n = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 ? 2 : 0;
+  if (n == 0 || c > 0xF4 || i + n > s.size()) return 0;
+  for (size_t k = 1; k < n; ++k) {
+    if ((byte(i + k) & 0xC0) != 0x80) return 0;
+  }
+  unsigned char c1 = byte(i + 1);
+  if (c == 0xE0 && c1 < 0xA0) return 0;   // overlong
+  if (c == 0xED && c1 >= 0xA0) return 0;  // surrogate
+  if (c == 0xF0 && c1 < 0x90) return 0;   // overlong
+  if (c == 0xF4 && c1 >= 0x90) return 0;  // above U+10FFFF
+  return n;
+}
+
+void WriteGaps(const CompareResult& r, JsonWriter* w) {
+  w->StartArray();
+  for (const AlignmentGap& g : r.gaps) {
+    w->StartObject();
+    w->Key("entry");
+    JsonString(w, g.entry);
+    w->Key("kind");
+    w->String(g.in_target ? "inserted" : "missing");
+    w->Key("rank");
+    w->Int(g.rank);
+    w->Key("position");
+    w->Uint64(g.position);
+    w->EndObject();
+  }
+  w->EndArray();
+}
+
+void WriteFirstDivergence(const CompareResult& r, JsonWriter* w) {
+  const FirstDivergence& fd = r.first_divergence;
+  if (!fd.found) {
+    w->Null();
+    return;
+  }
+  const CompareRow* row =
+      fd.row_index < r.rows.size() ? &r.rows[fd.row_index] : nullptr;
+  w->StartObject();
+  w->Key("entry");
+  JsonString(w, fd.entry);
+  w->Key("rank");
+  w->Int(fd.rank);
+  w->Key("step");
+  w->Int(fd.step);
+  w->Key("reason");
+  w->String(DivergenceReasonName(fd.reason));
+  w->Key("detail");
+  JsonString(w, fd.detail);
+  w->Key("row");
+  JsonString(w, fd.row);
+  w->Key("row_index");
+  if (row) {
+    w->Uint64(fd.row_index);
+  } else {
+    w->Null();
+  }
+  w->Key("cosine");
+  JsonNumberOrNull(w, row ? row->cosine : NAN);
+  w->Key("max_abs_err");
+  JsonNumberOrNull(w, row ? row->max_abs_err : NAN);
+  w->Key("max_rel_err");
+  JsonNumberOrNull(w, row ? row->max_rel_err : NAN);
+  w->EndObject();
+}
+
+void WriteCounts(const CompareSummary& s, JsonWriter* w) {
+  const std::pair<const char*, int64_t> counts[] = {{"rows", s.rows},
+                                                    {"pass", s.pass},
+                                                    {"warning", s.warning},
+                                                    {"error", s.error},
+                                                    {"unmatched", s.unmatched}};
+  for (const auto& [key, n] : counts) {
+    w->Key(key);
+    w->Int64(n);
+  }
+  w->Key("msprobe");
+  w->StartObject();
+  w->Key("pass");
+  w->Int64(s.msprobe_pass);
+  w->Key("warning");
+  w->Int64(s.msprobe_warning);
+  w->Key("error");
+  w->Int64(s.msprobe_error);
+  w->EndObject();
+}
+
+}  // namespace
+
+std::string SanitizeUtf8(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size();) {
+    size_t n = Utf8SequenceLength(s, i);
+    if (n == 0) {
+      out += "\xEF\xBF\xBD";
+      ++i;
+    } else {
+      out.append(s, i, n);
+      i += n;
+    }
+  }
+  return out;
+}
+
+void JsonString(JsonWriter* w, std::string_view s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    size_t n = Utf8SequenceLength(s, i);
+    if (n == 0) break;
+    i += n;
+  }
+  if (i == s.size()) {  // the common case: already valid, no copy
+    w->String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+    return;
+  }
+  std::string clean = SanitizeUtf8(s);
+  w->String(clean.data(), static_cast<rapidjson::SizeType>(clean.size()));
+}
+
+void JsonNumberOrNull(JsonWriter* w, double x) {
+  if (std::isfinite(x)) {
+    w->Double(x);
+  } else {
+    w->Null();
+  }
+}
+
+void WriteSummaryObject(const CompareResult& r, JsonWriter* w) {
+  w->StartObject();
+  w->Key("version");
+  w->Int(1);
+  w->Key("mode");
+  w->String(CompareModeName(r.mode));
+  w->Key("target");
+  JsonString(w, r.target_path);
+  w->Key("baseline");
+  JsonString(w, r.baseline_path);
+  w->Key("outcome");
+  w->String(OutcomeName(OverallOutcome(r)));
+  w->Key("verdict_line");
+  JsonString(w, VerdictLine(r));
+  WriteCounts(r.summary, w);
+  w->Key("first_divergence");
+  WriteFirstDivergence(r, w);
+  w->Key("gaps");
+  WriteGaps(r, w);
+  w->Key("warnings");
+  w->StartArray();
+  for (const std::string& s : r.warnings) JsonString(w, s);
+  w->EndArray();
+  w->EndObject();
+}
+
+std::string ScriptSafeJson(std::string_view json) {
+  std::string out;
+  out.reserve(json.size() + json.size() / 64);
+  for (size_t i = 0; i < json.size(); ++i) {
+    char c = json[i];
+    if (c == '<') {
+      out += "\\u003c";
+    } else if (c == '>') {
+      out += "\\u003e";
+    } else if (c == '&') {
+      out += "\\u0026";
+    } else if (c == '\xE2' && i + 2 < json.size() && json[i + 1] == '\x80' &&
+               (json[i + 2] == '\xA8' || json[i + 2] == '\xA9')) {
+      out += json[i + 2] == '\xA8' ? "\\u2028" : "\\u2029";
+      i += 2;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace lockstep::internal

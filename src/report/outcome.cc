@@ -1,0 +1,67 @@
+#include "lockstep/report/outcome.h"
+
+#include <string>
+
+namespace lockstep {
+namespace {
+
+// "64 error, 62 warning, 2535 pass of 2822 rows": zero counts are left out.
+std::string CountsPhrase(const CompareSummary& s) {
+  std::string out;
+  auto add = [&out](int64_t n, const char* what) {
+    if (n == 0) return;
+    if (!out.empty()) out += ", ";
+    out += std::to_string(n) + " " + what;
+  };
+  add(s.error, "error");
+  add(s.warning, "warning");
+  add(s.unmatched, "unmatched");
+  add(s.pass, "pass");
+  return out + " of " + std::to_string(s.rows) + " rows";
+}
+
+std::string Where(const FirstDivergence& fd) {
+  std::string out = fd.entry + " (rank " + std::to_string(fd.rank);
+  if (fd.step >= 0) out += ", step " + std::to_string(fd.step);
+  return out + "): " + DivergenceReasonName(fd.reason);
+}
+
+}  // namespace
+
+Outcome OverallOutcome(const CompareResult& result) {
+  const CompareSummary& s = result.summary;
+  if (result.first_divergence.found || s.error > 0) return Outcome::kFail;
+  if (s.warning > 0 || s.unmatched > 0) return Outcome::kWarning;
+  return Outcome::kPass;
+}
+
+const char* OutcomeName(Outcome outcome) {
+  switch (outcome) {
+    case Outcome::kPass:
+      return "pass";
+    case Outcome::kWarning:
+      return "warning";
+    case Outcome::kFail:
+      return "fail";
+  }
+  return "?";
+}
+
+std::string VerdictLine(const CompareResult& result) {
+  const CompareSummary& s = result.summary;
+  switch (OverallOutcome(result)) {
+    case Outcome::kPass:
+      return "PASS: " + std::to_string(s.rows) + " rows, all pass";
+    case Outcome::kWarning:
+      return "WARNING: no divergence; " + CountsPhrase(s);
+    case Outcome::kFail:
+      break;
+  }
+  if (!result.first_divergence.found) {
+    return "FAIL: no first divergence found; " + CountsPhrase(s);
+  }
+  return "FAIL: first divergence at " + Where(result.first_divergence) + "; " +
+         CountsPhrase(s);
+}
+
+}  // namespace lockstep

@@ -1,0 +1,222 @@
+// Structure of the HTML report, without a browser: escaping of hostile
+// strings, the stable ids, self-containment and the embedded data.
+// html_browser_test.cc runs the page in Chromium.
+#include "lockstep/report/html_report.h"
+
+#include <gtest/gtest.h>
+#include <rapidjson/document.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <string>
+
+#include "lockstep/core/file.h"
+#include "lockstep/report/summary_json.h"
+#include "report/synthetic_result.h"
+
+namespace lockstep {
+namespace {
+
+using testing::MakeSyntheticResult;
+
+constexpr char kOpen[] =
+    "<script type=\"application/json\" id=\"report-data\">";
+const std::string kHostile =
+    "</script><img src=x "
+    "onerror=alert(1)><!--<script>\xE2\x80\xA8\xE2\x80\xA9\"'&";
+
+size_t CountOf(const std::string& s, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = s.find(what); at != std::string::npos;
+       at = s.find(what, at + 1))
+    ++n;
+  return n;
+}
+
+// The embedded data, parsed; fails the test when it is missing or invalid.
+void ParseData(const std::string& html, rapidjson::Document* doc) {
+  size_t at = html.find(kOpen);
+  ASSERT_NE(at, std::string::npos);
+  at += sizeof(kOpen) - 1;
+  size_t end = html.find("</script>", at);
+  ASSERT_NE(end, std::string::npos);
+  std::string json = html.substr(at, end - at);
+  doc->Parse<rapidjson::kParseValidateEncodingFlag>(json.c_str(), json.size());
+  ASSERT_FALSE(doc->HasParseError()) << "offset " << doc->GetErrorOffset();
+}
+
+CompareResult HostileResult() {
+  CompareResult r = MakeSyntheticResult(30);
+  r.target_path = "/tmp/<b>\"run\"&'a'";
+  r.rows[4].npu_name = kHostile;
+  r.rows[4].cells[0] = kHostile;
+  r.rows[4].messages = {kHostile};
+  r.first_divergence.entry = kHostile;
+  r.first_divergence.detail = kHostile;
+  r.first_divergence.row = kHostile;
+  r.gaps[0].entry = kHostile;
+  r.warnings = {kHostile};
+  r.columns[3] = kHostile;
+  return r;
+}
+
+TEST(HtmlReportTest, HostileStringsAreEscapedEverywhere) {
+  std::string html = RenderHtmlReport(HostileResult());
+  EXPECT_EQ(html.find("<img"), std::string::npos);
+  EXPECT_EQ(html.find("<!--"), std::string::npos);
+  EXPECT_EQ(html.find("<b>\""), std::string::npos);
+  EXPECT_EQ(CountOf(html, "</script>"),
+            2u);  // the data and the code, nothing else
+  EXPECT_EQ(CountOf(html, "<script"), 2u);
+  EXPECT_NE(html.find("&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;"),
+            std::string::npos);
+  EXPECT_NE(html.find("/tmp/&lt;b&gt;&quot;run&quot;&amp;&#39;a&#39;"),
+            std::string::npos);
+  // U+2028/2029 never appear raw inside the data.
+  size_t data = html.find(kOpen);
+  std::string blob = html.substr(data, html.find("</script>", data) - data);
+  EXPECT_EQ(blob.find("\xE2\x80\xA8"), std::string::npos);
+  EXPECT_EQ(blob.find("\xE2\x80\xA9"), std::string::npos);
+  EXPECT_NE(blob.find("\\u2028\\u2029"), std::string::npos);
+}
+
+TEST(HtmlReportTest, HostileStringsRoundTripThroughTheData) {
+  rapidjson::Document doc;
+  ParseData(RenderHtmlReport(HostileResult()), &doc);
+  EXPECT_EQ(std::string(doc["rows"][4][0].GetString()), kHostile);
+  EXPECT_EQ(std::string(doc["notes"][4].GetString()), kHostile);
+  EXPECT_EQ(std::string(doc["columns"][3].GetString()), kHostile);
+  EXPECT_EQ(
+      std::string(doc["summary"]["first_divergence"]["entry"].GetString()),
+      kHostile);
+  EXPECT_EQ(std::string(doc["summary"]["target"].GetString()),
+            "/tmp/<b>\"run\"&'a'");
+}
+
+TEST(HtmlReportTest, HasTheStableIds) {
+  std::string html = RenderHtmlReport(MakeSyntheticResult(10));
+  for (const char* id :
+       {"verdict", "summary", "first-divergence", "gaps", "warnings", "plot",
+        "filter", "verdict-filter", "rows", "row-count", "report-data"}) {
+    EXPECT_EQ(CountOf(html, std::string("id=\"") + id + "\""), 1u) << id;
+  }
+  EXPECT_NE(html.find("<svg id=\"plot\""), std::string::npos);
+  EXPECT_NE(html.find("<tbody id=\"rows\">"), std::string::npos);
+}
+
+TEST(HtmlReportTest, IsSelfContained) {
+  std::string html = RenderHtmlReport(MakeSyntheticResult(50));
+  for (const char* remote :
+       {"http:", "https:", "//cdn", "<link", " src=", "@import", "url("}) {
+    EXPECT_EQ(html.find(remote), std::string::npos) << remote;
+  }
+  EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_NE(html.find("<meta charset=\"utf-8\">"), std::string::npos);
+}
+
+TEST(HtmlReportTest, DataHoldsEveryRow) {
+  CompareResult r = MakeSyntheticResult(1234);
+  r.rows[7].max_rel_err = INFINITY;
+  rapidjson::Document doc;
+  ParseData(RenderHtmlReport(r), &doc);
+  ASSERT_EQ(doc["rows"].Size(), 1234u);
+  ASSERT_EQ(doc["verdict"].Size(), 1234u);
+  ASSERT_EQ(doc["columns"].Size(), r.columns.size());
+  size_t errors = 0;
+  for (size_t i = 0; i < r.rows.size(); ++i) {
+    ASSERT_EQ(doc["rows"][i].Size(), r.rows[i].cells.size());
+    EXPECT_EQ(std::string(doc["rows"][i][0].GetString()), r.rows[i].npu_name);
+    EXPECT_EQ(doc["verdict"][i].GetInt(), static_cast<int>(r.rows[i].verdict));
+    errors += doc["verdict"][i].GetInt() == 2;
+    const auto& cos = doc["metrics"]["cosine"][i];
+    if (std::isnan(r.rows[i].cosine)) {
+      EXPECT_TRUE(cos.IsNull()) << i;
+    } else {
+      EXPECT_NEAR(cos.GetDouble(), r.rows[i].cosine, 1e-6) << i;
+    }
+  }
+  EXPECT_EQ(static_cast<int64_t>(errors), r.summary.error);
+  EXPECT_EQ(std::string(doc["metrics"]["max_rel_err"][7].GetString()), "inf");
+  EXPECT_EQ(doc["first_divergence_row"].GetUint64(),
+            r.first_divergence.row_index);
+  rapidjson::Document summary;
+  summary.Parse(RenderSummaryJson(r).c_str());
+  EXPECT_TRUE(doc["summary"] == summary);  // one description of the comparison
+}
+
+TEST(HtmlReportTest, FirstDivergenceLinksToItsRow) {
+  CompareResult r = MakeSyntheticResult(300);
+  std::string html = RenderHtmlReport(r);
+  size_t box = html.find("id=\"first-divergence\"");
+  ASSERT_NE(box, std::string::npos);
+  std::string section = html.substr(box, html.find("</section>", box) - box);
+  EXPECT_NE(section.find(r.first_divergence.entry), std::string::npos);
+  EXPECT_NE(section.find(">precision<"), std::string::npos);
+  std::string number = std::to_string(r.first_divergence.row_index + 1);
+  EXPECT_NE(section.find("href=\"#row=" + number + "\""), std::string::npos);
+  EXPECT_LT(box,
+            html.find("id=\"plot\""));  // at the top, before plot and table
+}
+
+TEST(HtmlReportTest, NoDivergenceSaysSo) {
+  CompareResult r = MakeSyntheticResult(10);
+  r.first_divergence = FirstDivergence();
+  r.gaps.clear();
+  r.warnings.clear();
+  std::string html = RenderHtmlReport(r);
+  EXPECT_NE(html.find("No divergence"), std::string::npos);
+  EXPECT_EQ(html.find("id=\"fd-link\""), std::string::npos);
+  EXPECT_EQ(html.find("id=\"gaps\""), std::string::npos);
+  EXPECT_EQ(html.find("id=\"warnings\""), std::string::npos);
+  rapidjson::Document doc;
+  ParseData(html, &doc);
+  EXPECT_TRUE(doc["first_divergence_row"].IsNull());
+}
+
+TEST(HtmlReportTest, EmptyAndRaggedResultsRender) {
+  CompareResult empty;
+  rapidjson::Document doc;
+  ParseData(RenderHtmlReport(empty), &doc);
+  EXPECT_EQ(doc["rows"].Size(), 0u);
+  CompareResult ragged = MakeSyntheticResult(5);
+  ragged.rows[2].cells.resize(3);
+  ragged.first_divergence.row_index = 999;  // out of range: no link, no crash
+  std::string html = RenderHtmlReport(ragged);
+  EXPECT_EQ(html.find("id=\"fd-link\""), std::string::npos);
+  ParseData(html, &doc);
+  EXPECT_EQ(doc["rows"][2].Size(), 3u);
+  EXPECT_TRUE(doc["first_divergence_row"].IsNull());
+}
+
+TEST(HtmlReportTest, InvalidUtf8BecomesReplacementCharacter) {
+  CompareResult r = MakeSyntheticResult(5);
+  r.rows[1].cells[0] = "bad\xFF\xC0name";
+  r.baseline_path = "/data/\xE9t\xE9";
+  std::string html = RenderHtmlReport(r);
+  rapidjson::Document doc;
+  ParseData(html, &doc);
+  EXPECT_EQ(std::string(doc["rows"][1][0].GetString()),
+            "bad\xEF\xBF\xBD\xEF\xBF\xBDname");
+  EXPECT_NE(html.find("/data/\xEF\xBF\xBDt\xEF\xBF\xBD"), std::string::npos);
+}
+
+TEST(HtmlReportTest, WriteIsAtomicAndReportsErrors) {
+  auto dir = std::filesystem::temp_directory_path() /
+             ("lockstep_html_test_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  CompareResult r = MakeSyntheticResult(20);
+  std::string path = (dir / "report.html").string();
+  ASSERT_TRUE(WriteHtmlReport(r, path).ok());
+  auto text = ReadFileToString(path);
+  ASSERT_TRUE(text.ok());
+  EXPECT_EQ(*text, RenderHtmlReport(r));
+  Status bad =
+      WriteHtmlReport(r, (dir / "no" / "such" / "report.html").string());
+  EXPECT_EQ(bad.code(), StatusCode::kNotFound);
+  EXPECT_NE(bad.message().find("report.html"), std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace lockstep
