@@ -2,11 +2,13 @@
 
 namespace lockstep::cli {
 
+int RunCompare(int argc, char** argv);
 int RunOverflow(int argc, char** argv);
 int RunInspect(int argc, char** argv);
 
 const std::vector<Command>& Commands() {
   static const std::vector<Command> kCommands = {
+      {"compare", RunCompare},
       {"overflow", RunOverflow},
       {"inspect", RunInspect},
   };
