@@ -1,5 +1,6 @@
 #include "lockstep/compare/tensor_rows.h"
 
+#include <algorithm>
 #include <atomic>
 #include <mutex>
 
@@ -8,8 +9,8 @@
 namespace lockstep {
 namespace {
 
-// Tensors at least this large are compared one at a time with every thread
-// working inside the tensor; smaller ones run one per thread.
+// Pairs at least this large count as heavy: when there are fewer heavy pairs
+// than threads, the threads split each tensor instead of taking a row each.
 constexpr size_t kBigTensorBytes = 16u << 20;
 
 std::string DataPath(const DumpFile& dump, const std::string& data_name) {
@@ -65,14 +66,21 @@ std::vector<TensorPairFacts> CompareTensorRows(const DumpFile& target, const Dum
     if (!problem.empty()) warnings->push_back(problem);
     if (options.progress) options.progress(d, rows->size());
   };
-  std::vector<size_t> small, big;
-  for (size_t i = 0; i < rows->size(); ++i) {
+  // Largest pairs first (longest-processing-time order) so the tail is
+  // short; rows run in parallel, each on one thread, unless there are fewer
+  // rows than threads, in which case the threads split each tensor.
+  std::vector<size_t> order(rows->size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  auto bytes = [&](size_t i) {
     const MsprobeRow& r = (*rows)[i];
-    int64_t bytes = r.npu->nbytes + (r.bench ? r.bench->nbytes : 0);
-    (static_cast<size_t>(bytes) >= kBigTensorBytes ? big : small).push_back(i);
-  }
-  ParallelFor(small.size(), jobs, [&](size_t k) { run(small[k], 1); });
-  for (size_t i : big) run(i, jobs);
+    return r.npu->nbytes + (r.bench ? r.bench->nbytes : 0);
+  };
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return bytes(a) > bytes(b); });
+  size_t heavy = 0;
+  for (size_t i : order) heavy += static_cast<size_t>(bytes(i)) >= kBigTensorBytes;
+  int inner = heavy > 0 && heavy < static_cast<size_t>(jobs) ? jobs / static_cast<int>(heavy) : 1;
+  ParallelFor(order.size(), jobs, [&](size_t k) { run(order[k], inner); });
   return facts;
 }
 

@@ -53,8 +53,10 @@ StatusOr<std::shared_ptr<const MappedFile>> MappedFile::Open(
     return Status::InvalidArgument(path, "is a directory, expected a file");
   }
   if (S_ISREG(st.st_mode) && st.st_size > 0) {
-    void* p = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ,
-                     MAP_PRIVATE, fd, 0);
+    // Pre-faulting the whole map in one call is several times cheaper than
+    // taking a page fault per 4 KiB while reading (files from the page cache).
+    int flags = MAP_PRIVATE | (st.st_size >= (1 << 20) ? MAP_POPULATE : 0);
+    void* p = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, flags, fd, 0);
     if (p != MAP_FAILED) {
       file->data_ = static_cast<const std::byte*>(p);
       file->size_ = static_cast<size_t>(st.st_size);

@@ -72,4 +72,47 @@ TEST_F(CliTest, OverflowFindsInjectedNan) {
   EXPECT_EQ(clean.code, 0) << clean.out;
 }
 
+TEST_F(CliTest, CompareWritesReportsAndExitsOneOnDivergence) {
+  std::string out = ::testing::TempDir() + "lockstep_cli_compare";
+  fs::remove_all(out);
+  CmdRun r = Exec("compare " + kFix + "/toy/dumpB " + kFix + "/toy/dumpA -o " + out + " --xlsx");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("FIRST DIVERGENCE: Functional.relu.0.forward"), std::string::npos) << r.out;
+  int csv = 0, xlsx = 0;
+  for (const auto& e : fs::directory_iterator(out)) {
+    csv += e.path().extension() == ".csv";
+    xlsx += e.path().extension() == ".xlsx";
+  }
+  EXPECT_EQ(csv, 1);
+  EXPECT_EQ(xlsx, 1);
+  EXPECT_TRUE(fs::exists(out + "/summary.json"));
+  EXPECT_TRUE(fs::exists(out + "/report.html"));
+  fs::remove_all(out);
+}
+
+TEST_F(CliTest, CompareIdenticalRunsExitsZero) {
+  std::string out = ::testing::TempDir() + "lockstep_cli_same";
+  CmdRun r = Exec("compare " + kFix + "/toy/dumpA " + kFix + "/toy/dumpA -o " + out);
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("PASS"), std::string::npos) << r.out;
+  fs::remove_all(out);
+}
+
+TEST_F(CliTest, CompareBadInput) {
+  std::string out = ::testing::TempDir() + "lockstep_cli_bad";
+  EXPECT_EQ(Exec("compare a b").code, 2);  // -o missing
+  EXPECT_EQ(Exec("compare " + kFix + "/toy/dumpA " + kFix + "/toy/dumpA -o " + out +
+                 " --mode bogus").code, 2);
+  EXPECT_EQ(Exec("compare " + kFix + "/toy/dumpA " + kFix + "/toy/dumpA -o " + out +
+                 " --align --fuzzy-match").code, 2);
+  CmdRun missing = Exec("compare /nonexistent/x " + kFix + "/toy/dumpA -o " + out);
+  EXPECT_EQ(missing.code, 3);
+  EXPECT_NE(missing.out.find("/nonexistent/x"), std::string::npos);
+  // Task mismatch (tensor vs statistics) is a usage problem with a note.
+  CmdRun mixed = Exec("compare " + kFix + "/toy/dumpA " + kFix + "/toy/statA -o " + out);
+  EXPECT_EQ(mixed.code, 2) << mixed.out;
+  EXPECT_NE(mixed.out.find("--mode"), std::string::npos) << mixed.out;
+  fs::remove_all(out);
+}
+
 }  // namespace

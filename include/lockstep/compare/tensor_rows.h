@@ -1,8 +1,9 @@
 // Tensor mode over all rows of a rank pair: resolves each row's tensor files
 // (dump_tensor_data/<data_name> beside each dump.json), loads them
-// (memory-mapped) and runs the fused metric pass, in parallel across rows
-// (small tensors) and within a tensor (large ones). Peak memory stays at a
-// few tensors: each worker holds one pair at a time.
+// (memory-mapped) and runs the fused metric pass, in parallel across rows,
+// largest first, and within a tensor when there are fewer large pairs than
+// threads. Peak memory stays at a few tensors: each worker holds one pair at
+// a time.
 // Thread safety: uses options.jobs threads internally.
 #ifndef LOCKSTEP_COMPARE_TENSOR_ROWS_H_
 #define LOCKSTEP_COMPARE_TENSOR_ROWS_H_

@@ -1,0 +1,150 @@
+// End-to-end `lockstep compare` on tensor dumps of ~1 GiB a side, from the
+// page cache, against a plain memory read of the same files in the same run.
+//
+//   build/bin/compare_e2e_bench [--benchmark_repetitions=5]
+//   LOCKSTEP_E2E_DIR=/path (default /tmp/lockstep_e2e) LOCKSTEP_E2E_MIB=1024
+//
+// Runs, in this order: the compare (peak RSS is read right after it, before
+// anything maps the whole dump), then the file read (mmap + sum of every
+// tensor file of both sides on 2 threads, from the page cache), then the
+// same sum over a resident buffer (memory bandwidth). Bytes per second count
+// the tensor bytes of both sides.
+#include <benchmark/benchmark.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "lockstep/compare/compare_dumps.h"
+#include "lockstep/core/file.h"
+#include "lockstep/core/parallel.h"
+#include "testing/synthetic_run.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using lockstep::testing::SyntheticRun;
+
+std::string Dir() {
+  const char* d = std::getenv("LOCKSTEP_E2E_DIR");
+  return d ? d : "/tmp/lockstep_e2e";
+}
+
+std::vector<std::string> TensorFiles() {
+  std::vector<std::string> files;
+  for (const auto& e : fs::recursive_directory_iterator(Dir())) {
+    if (e.path().extension() == ".npy") files.push_back(e.path().string());
+  }
+  return files;
+}
+
+int64_t Generate() {
+  const char* mib_env = std::getenv("LOCKSTEP_E2E_MIB");
+  int64_t mib = mib_env ? std::atoll(mib_env) : 1024;
+  SyntheticRun run;
+  run.elements = 4 << 20;  // 16 MiB fp32 per tensor, two per op
+  run.ops = static_cast<int>(mib / 32);
+  std::string marker = Dir() + "/ok_" + std::to_string(mib);
+  if (!fs::exists(marker)) {
+    fs::remove_all(Dir());
+    SyntheticRun target = run;
+    target.fault = lockstep::testing::Fault::kPrecision;
+    target.fault_op = run.ops / 2;
+    target.rel = 1e-3;
+    if (!lockstep::testing::WriteSyntheticRun(target, Dir() + "/target/step0/rank0").ok() ||
+        !lockstep::testing::WriteSyntheticRun(run, Dir() + "/baseline/step0/rank0").ok()) {
+      std::fprintf(stderr, "cannot write the dumps under %s\n", Dir().c_str());
+      std::exit(1);
+    }
+    fs::create_directories(Dir());
+    std::FILE* f = std::fopen(marker.c_str(), "w");
+    if (f) std::fclose(f);
+  }
+  int64_t bytes = 0;
+  for (const auto& f : TensorFiles()) bytes += static_cast<int64_t>(fs::file_size(f));
+  return bytes;
+}
+
+uint64_t SumFile(const std::string& path) {
+  auto m = lockstep::MappedFile::Open(path);
+  if (!m.ok()) return 0;
+  const uint64_t* p = reinterpret_cast<const uint64_t*>((*m)->data());
+  size_t n = (*m)->size() / 8;
+  uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4) s0 += p[i], s1 += p[i + 1], s2 += p[i + 2], s3 += p[i + 3];
+  for (; i < n; ++i) s0 += p[i];
+  return s0 + s1 + s2 + s3;
+}
+
+void BM_MemoryRead(benchmark::State& state, int64_t bytes) {
+  std::vector<std::string> files = TensorFiles();
+  for (auto _ : state) {
+    std::atomic<uint64_t> total{0};
+    lockstep::ParallelFor(files.size(), 2, [&](size_t i) { total += SumFile(files[i]); });
+    benchmark::DoNotOptimize(total.load());
+  }
+  state.SetBytesProcessed(state.iterations() * bytes);
+}
+
+// Memory bandwidth itself: the same sum over a resident 512 MiB buffer.
+void BM_RamRead(benchmark::State& state) {
+  const size_t n = (512u << 20) / 8;
+  std::vector<uint64_t> buf(n, 1);
+  for (auto _ : state) {
+    std::atomic<uint64_t> total{0};
+    lockstep::ParallelForRange(n, n / 2, 2, [&](size_t b, size_t e) {
+      uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+      size_t i = b;
+      for (; i + 4 <= e; i += 4) s0 += buf[i], s1 += buf[i + 1], s2 += buf[i + 2], s3 += buf[i + 3];
+      for (; i < e; ++i) s0 += buf[i];
+      total += s0 + s1 + s2 + s3;
+    });
+    benchmark::DoNotOptimize(total.load());
+  }
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(n * 8));
+}
+
+void BM_CompareEndToEnd(benchmark::State& state, int64_t bytes) {
+  lockstep::CompareOptions o;
+  o.jobs = 2;
+  size_t rows = 0;
+  for (auto _ : state) {
+    auto r = lockstep::CompareDumpPaths(Dir() + "/target", Dir() + "/baseline", o);
+    if (!r.ok()) state.SkipWithError(r.status().ToString().c_str());
+    rows = r.ok() ? r->rows.size() : 0;
+  }
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  state.counters["rows"] = static_cast<double>(rows);
+  state.counters["peak_rss_MiB"] = static_cast<double>(ru.ru_maxrss) / 1024.0;
+  state.counters["dump_MiB"] = static_cast<double>(bytes) / (1 << 20);
+  state.SetBytesProcessed(state.iterations() * bytes);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int64_t bytes = Generate();
+  for (const auto& f : TensorFiles()) SumFile(f);  // into the page cache
+  benchmark::RegisterBenchmark("CompareEndToEnd/jobs:2", BM_CompareEndToEnd, bytes)
+      ->Unit(benchmark::kMillisecond)
+      ->Iterations(2)
+      ->UseRealTime();
+  benchmark::RegisterBenchmark("MemoryRead/threads:2", BM_MemoryRead, bytes)
+      ->Unit(benchmark::kMillisecond)
+      ->Iterations(3)
+      ->UseRealTime();
+  benchmark::RegisterBenchmark("RamRead/threads:2", BM_RamRead)
+      ->Unit(benchmark::kMillisecond)
+      ->Iterations(5)
+      ->UseRealTime();
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

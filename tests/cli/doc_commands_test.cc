@@ -1,0 +1,59 @@
+// Every `build/bin/lockstep ...` command shown in README.md and docs/*.md
+// (indented code lines) runs here, from the source directory, with its
+// output directory redirected to a temporary one. A command must exit 0 or
+// 1 (1: it found a divergence, which the examples may show on purpose).
+// The README's two setup commands (bash scripts/demo.sh, bash scripts/test.sh)
+// are what CI itself runs; demo.sh's compare command is covered here.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::vector<std::string> Commands(const fs::path& file) {
+  std::ifstream in(file);
+  std::vector<std::string> out;
+  std::string line;
+  while (std::getline(in, line)) {
+    size_t p = line.find("build/bin/lockstep ");
+    if (line.rfind("    ", 0) == 0 && p != std::string::npos &&
+        line.find_first_not_of(' ') == p) {
+      out.push_back(line.substr(p));
+    }
+  }
+  return out;
+}
+
+TEST(DocCommandsTest, EveryDocumentedCommandRuns) {
+  fs::path src(LOCKSTEP_SOURCE_DIR);
+  std::vector<fs::path> files = {src / "README.md"};
+  for (const auto& e : fs::directory_iterator(src / "docs")) {
+    if (e.path().extension() == ".md") files.push_back(e.path());
+  }
+  std::string tmp = ::testing::TempDir() + "lockstep_doc_cmds";
+  int ran = 0;
+  for (const auto& f : files) {
+    for (std::string cmd : Commands(f)) {
+      cmd = std::regex_replace(cmd, std::regex(R"((-o|--output|--json|--plot)\s+(\S+))"),
+                               "$1 " + tmp + "/$2");
+      std::string full = "cd " + src.string() + " && " + LOCKSTEP_BIN_DIR +
+                         cmd.substr(std::string("build/bin").size()) + " > /dev/null 2>&1";
+      int status = std::system(full.c_str());
+      int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+      EXPECT_TRUE(code == 0 || code == 1) << f << ": " << cmd << " exited " << code;
+      ++ran;
+    }
+  }
+  EXPECT_GT(ran, 0);
+  fs::remove_all(tmp);
+}
+
+}  // namespace
