@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "lockstep/format/pickle.h"
@@ -30,6 +31,7 @@ class PickleMachine {
  private:
   using Kind = PickleObject::Kind;
   using Handler = Status (PickleMachine::*)();
+  static const std::pair<uint8_t, Handler> kOps[];  // opcode -> handler
   static const std::array<Handler, 256>& Handlers();
 
   // Errors name the subject, the opcode's byte offset and its name.

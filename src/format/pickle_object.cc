@@ -86,6 +86,49 @@ void AppendContainer(const PickleObject& o, int depth, size_t max_chars,
   }
 }
 
+// Scalars and globals; false for other kinds.
+bool AppendScalar(const PickleObject& o, std::string* out) {
+  switch (o.kind) {
+    case Kind::kNone:
+      *out += "None";
+      return true;
+    case Kind::kBool:
+      *out += o.int_value ? "True" : "False";
+      return true;
+    case Kind::kInt:
+      *out += std::to_string(o.int_value);
+      return true;
+    case Kind::kFloat:
+      *out += PyFloatRepr(o.float_value);
+      return true;
+    case Kind::kStr:
+      *out += PyStrRepr(o.str);
+      return true;
+    case Kind::kBytes:
+      AppendBytesRepr(o.str, out);
+      return true;
+    case Kind::kGlobal:
+      *out += o.module + "." + o.name;
+      return true;
+    default:
+      return false;
+  }
+}
+
+// "f(a, b)" and, when BUILD gave it a state, ".__setstate__(state)".
+void AppendCall(const PickleObject& o, int depth, size_t max_chars,
+                std::string* out) {
+  AppendRepr(*o.items[0], depth - 1, max_chars, out);
+  *out += "(";
+  AppendItems(o.items[1]->items, false, false, depth, max_chars, out);
+  *out += ")";
+  if (o.state != nullptr) {
+    *out += ".__setstate__(";
+    AppendRepr(*o.state, depth - 1, max_chars, out);
+    *out += ")";
+  }
+}
+
 void AppendRepr(const PickleObject& o, int depth, size_t max_chars,
                 std::string* out) {
   if (out->size() > max_chars) return;
@@ -93,46 +136,15 @@ void AppendRepr(const PickleObject& o, int depth, size_t max_chars,
     *out += "...";
     return;
   }
-  switch (o.kind) {
-    case Kind::kNone:
-      *out += "None";
-      return;
-    case Kind::kBool:
-      *out += o.int_value ? "True" : "False";
-      return;
-    case Kind::kInt:
-      *out += std::to_string(o.int_value);
-      return;
-    case Kind::kFloat:
-      *out += PyFloatRepr(o.float_value);
-      return;
-    case Kind::kStr:
-      *out += PyStrRepr(o.str);
-      return;
-    case Kind::kBytes:
-      AppendBytesRepr(o.str, out);
-      return;
-    case Kind::kGlobal:
-      *out += o.module + "." + o.name;
-      return;
-    case Kind::kPersistentId:
-      *out += "persistent_id(";
-      AppendRepr(*o.items[0], depth - 1, max_chars, out);
-      *out += ")";
-      return;
-    case Kind::kCall:
-      AppendRepr(*o.items[0], depth - 1, max_chars, out);
-      *out += "(";
-      AppendItems(o.items[1]->items, false, false, depth, max_chars, out);
-      *out += ")";
-      if (o.state != nullptr) {
-        *out += ".__setstate__(";
-        AppendRepr(*o.state, depth - 1, max_chars, out);
-        *out += ")";
-      }
-      return;
-    default:
-      AppendContainer(o, depth, max_chars, out);
+  if (AppendScalar(o, out)) return;
+  if (o.kind == Kind::kPersistentId) {
+    *out += "persistent_id(";
+    AppendRepr(*o.items[0], depth - 1, max_chars, out);
+    *out += ")";
+  } else if (o.kind == Kind::kCall) {
+    AppendCall(o, depth, max_chars, out);
+  } else {
+    AppendContainer(o, depth, max_chars, out);
   }
 }
 

@@ -77,7 +77,7 @@ StatusOr<std::string_view> ReadRecord(const ZipReader& zip, const ZipEntry& e,
 // True when the archive's byteorder record says "big".
 StatusOr<bool> IsBigEndian(const ZipReader& zip, const std::string& prefix) {
   const ZipEntry* e = zip.Find(prefix + "/byteorder");
-  if (e == nullptr) return false;  // torch < 2.0 wrote only little-endian
+  if (e == nullptr) return false;  // absent: little, as torch.load assumes
   std::string scratch;
   LOCKSTEP_ASSIGN_OR_RETURN(std::string_view order,
                             ReadRecord(zip, *e, kMaxByteOrderBytes, &scratch));
@@ -153,7 +153,8 @@ StatusOr<Tensor> MakeTensor(const PtTensorSpec& spec, const Storage& st,
   const std::byte* start = reinterpret_cast<const std::byte*>(st.bytes.data());
   if (numel > 0) start += static_cast<size_t>(spec.storage_offset) * elem;
   bool aligned = reinterpret_cast<uintptr_t>(start) % elem == 0;
-  if (st.owner && !big_endian && aligned &&
+  bool swap = big_endian && elem > 1;
+  if (st.owner && !swap && aligned &&
       internal::IsCContiguous(spec.shape, spec.stride)) {
     return Tensor(spec.dtype, spec.shape, start, st.owner);
   }
@@ -167,8 +168,7 @@ StatusOr<Tensor> MakeTensor(const PtTensorSpec& spec, const Storage& st,
   std::string out(nbytes, '\0');
   internal::GatherStrided(reinterpret_cast<const std::byte*>(st.bytes.data()),
                           elem, spec.storage_offset, spec.shape, spec.stride,
-                          big_endian && elem > 1,
-                          reinterpret_cast<std::byte*>(out.data()));
+                          swap, reinterpret_cast<std::byte*>(out.data()));
   return Tensor::FromBytes(spec.dtype, spec.shape, std::move(out));
 }
 

@@ -18,6 +18,40 @@ void CopyElement(const std::byte* src, size_t n, bool swap, std::byte* dst) {
   for (size_t i = 0; i < n; ++i) dst[i] = src[n - 1 - i];
 }
 
+// One row of `n` elements of N bytes, `stride` elements apart. A fixed N
+// lets the compiler turn each copy into one load and store.
+template <size_t N>
+std::byte* CopyRow(const std::byte* src, int64_t n, int64_t stride, bool swap,
+                   std::byte* out) {
+  for (int64_t j = 0; j < n; ++j, out += N) {
+    CopyElement(src + j * stride * static_cast<int64_t>(N), N, swap, out);
+  }
+  return out;
+}
+
+std::byte* CopyRowAnySize(const std::byte* src, size_t elem, int64_t n,
+                          int64_t stride, bool swap, std::byte* out) {
+  if (!swap && stride == 1) {
+    std::memcpy(out, src, n * elem);
+    return out + n * elem;
+  }
+  switch (elem) {
+    case 1:
+      return CopyRow<1>(src, n, stride, swap, out);
+    case 2:
+      return CopyRow<2>(src, n, stride, swap, out);
+    case 4:
+      return CopyRow<4>(src, n, stride, swap, out);
+    case 8:
+      return CopyRow<8>(src, n, stride, swap, out);
+    default:
+      for (int64_t j = 0; j < n; ++j, out += elem) {
+        CopyElement(src + j * stride * elem, elem, swap, out);
+      }
+      return out;
+  }
+}
+
 }  // namespace
 
 std::optional<int64_t> StridedExtent(int64_t offset,
@@ -64,15 +98,8 @@ void GatherStrided(const std::byte* storage, size_t elem_size, int64_t offset,
   std::vector<int64_t> index(ndim, 0);
   int64_t base = offset;  // storage element where the current row starts
   for (;;) {
-    if (!swap && row_stride == 1) {
-      std::memcpy(out, storage + base * elem_size, row_n * elem_size);
-      out += row_n * elem_size;
-    } else {
-      for (int64_t j = 0; j < row_n; ++j, out += elem_size) {
-        CopyElement(storage + (base + j * row_stride) * elem_size, elem_size,
-                    swap, out);
-      }
-    }
+    out = CopyRowAnySize(storage + base * elem_size, elem_size, row_n,
+                         row_stride, swap, out);
     // Odometer over the outer dims: step dim k, carry into k - 1.
     size_t k = ndim - 1;
     for (;;) {
