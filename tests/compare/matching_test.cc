@@ -1,0 +1,71 @@
+#include "lockstep/compare/matching.h"
+
+#include <gtest/gtest.h>
+
+namespace lockstep {
+namespace {
+
+OpRow Row(const std::string& entry, const std::string& io, const std::string& dtype = "torch.float32") {
+  OpRow r;
+  r.entry = entry;
+  r.name = entry + "." + io;
+  r.dtype = dtype;
+  return r;
+}
+
+TEST(MatchingTest, ExactNames) {
+  std::vector<OpRow> t = {Row("Functional.linear.0.forward", "input.0"),
+                          Row("Functional.relu.0.forward", "input.0")};
+  std::vector<OpRow> b = {Row("Functional.relu.0.forward", "input.0"),
+                          Row("Functional.linear.0.forward", "input.0")};
+  EXPECT_EQ(MatchRows(t, b, {}), (std::vector<int>{1, 0}));
+}
+
+TEST(MatchingTest, BackwardCallIndicesRenumberedByOccurrence) {
+  // Recomputation makes the target's backward indices 2 and 5; the baseline's
+  // are 0 and 1. msprobe pairs them by occurrence.
+  std::vector<OpRow> t = {Row("Functional.gelu.2.backward", "input.0"),
+                          Row("Functional.gelu.5.backward", "input.0")};
+  std::vector<OpRow> b = {Row("Functional.gelu.0.backward", "input.0"),
+                          Row("Functional.gelu.1.backward", "input.0")};
+  EXPECT_EQ(MatchRows(t, b, {}), (std::vector<int>{0, 1}));
+  // Forward entries are not renumbered.
+  std::vector<OpRow> tf = {Row("Functional.gelu.2.forward", "input.0")};
+  std::vector<OpRow> bf = {Row("Functional.gelu.0.forward", "input.0")};
+  EXPECT_EQ(MatchRows(tf, bf, {}), (std::vector<int>{-1}));
+}
+
+TEST(MatchingTest, DtypeGate) {
+  std::vector<OpRow> t = {Row("A.x.0.forward", "input.0", "torch.float16"),
+                          Row("A.x.0.forward", "input.1", "torch.float32"),
+                          Row("A.x.0.forward", "input.2", "Float16")};
+  std::vector<OpRow> b = {Row("A.x.0.forward", "input.0", "torch.float32"),
+                          Row("A.x.0.forward", "input.1", "torch.int64"),
+                          Row("A.x.0.forward", "input.2", "BFloat16")};
+  EXPECT_EQ(MatchRows(t, b, {}), (std::vector<int>{0, -1, 2}));
+}
+
+TEST(MatchingTest, FuzzyDropsCallIndices) {
+  EXPECT_EQ(FuzzyName("Functional.conv2d.3.forward.input.0"), "Functional.conv2d.forward.input.0");
+  EXPECT_EQ(FuzzyName("Module.conv1.Conv2d.forward.0.input.0"), "Module.conv1.Conv2d.forward.0.input.0");
+  std::vector<OpRow> t = {Row("Functional.conv2d.7.forward", "input.0"),
+                          Row("Functional.conv2d.8.forward", "input.0")};
+  std::vector<OpRow> b = {Row("Functional.conv2d.0.forward", "input.0"),
+                          Row("Functional.conv2d.1.forward", "input.0")};
+  MatchOptions fuzzy;
+  fuzzy.fuzzy = true;
+  EXPECT_EQ(MatchRows(t, b, fuzzy), (std::vector<int>{0, 1}));
+  EXPECT_EQ(MatchRows(t, b, {}), (std::vector<int>{-1, -1}));
+}
+
+TEST(MatchingTest, RenumberParamsGradAcrossSteps) {
+  std::vector<OpRow> t = {Row("Module.fc.Linear.parameters_grad.1", "weight")};
+  std::vector<OpRow> b = {Row("Module.fc.Linear.parameters_grad.0", "weight")};
+  EXPECT_EQ(MatchRows(t, b, {}), (std::vector<int>{-1}));  // msprobe's behaviour
+  MatchOptions o;
+  o.renumber_params_grad = true;
+  EXPECT_EQ(MatchRows(t, b, o), (std::vector<int>{0}));
+}
+
+}  // namespace
+}  // namespace lockstep
