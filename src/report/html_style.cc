@@ -93,7 +93,7 @@ table.mini tr.missing td:nth-child(2) { color: var(--error); }
 #plot text { fill: var(--muted); font-size: 11px; }
 #plot .grid { stroke: var(--line); }
 #plot .axis { stroke: var(--muted); }
-#plot .line { fill: none; stroke: var(--accent); stroke-width: 1.2; opacity: .7; }
+#plot .line { fill: none; stroke: var(--accent); stroke-width: 1; opacity: .4; }
 #plot .thr { stroke: var(--warning); stroke-dasharray: 4 3; }
 #plot .fdline { stroke: var(--error); stroke-width: 1.5; stroke-dasharray: 5 3; }
 #plot text.fdlabel { fill: var(--error); font-weight: 600; }
