@@ -7,6 +7,7 @@ namespace lockstep::internal {
 
 const std::string_view kReportCss = R"CSS(
 :root {
+  color-scheme: light dark;
   --bg: #f4f5f7; --card: #fff; --ink: #1d2433; --muted: #667085; --line: #e3e6eb;
   --head: #1f2a3d; --head-ink: #e9edf3; --accent: #2f6fde;
   --error: #d92d20; --error-bg: #fdeceb; --warning: #c27803; --warning-bg: #fff5d6;
@@ -114,7 +115,7 @@ table.mini tr.missing td:nth-child(2) { color: var(--error); }
 #filter { width: 320px; max-width: 100%; padding: 6px 10px; border: 1px solid var(--line);
   border-radius: 6px; background: var(--card); }
 #filter:focus { outline: 2px solid var(--accent); border-color: transparent; }
-.toolbar select, .pager button { padding: 5px 8px; border: 1px solid var(--line);
+.toolbar select, .pager button, .ctl select { padding: 5px 8px; border: 1px solid var(--line);
   border-radius: 6px; background: var(--card); cursor: pointer; }
 .pager button:disabled { opacity: .4; cursor: default; }
 .pager { margin-left: auto; display: flex; gap: 6px; align-items: center; color: var(--muted);
