@@ -141,7 +141,8 @@ function svgAxes(g) {
     if (v !== Math.round(v) || v > N) continue;
     const x = g.x(v - 1).toFixed(1);
     s += '<line class="axis" x1="' + x + '" x2="' + x + '" y1="' + yb + '" y2="' + (yb + 4) + '"/>' +
-         '<text x="' + x + '" y="' + (yb + 24) + '" text-anchor="middle">' + v + '</text>';
+         '<text x="' + x + '" y="' + (yb + 24) + '" text-anchor="' +
+         (x > x1 - 24 ? 'end' : 'middle') + '">' + v + '</text>';
   }
   s += '<line class="axis" x1="' + x0 + '" x2="' + x1 + '" y1="' + yb + '" y2="' + yb + '"/>';
   s += '<text x="' + x1 + '" y="' + (g.H - 2) + '" text-anchor="end">row (op sequence) \u2192</text>';

@@ -59,7 +59,11 @@ main { padding: 16px 24px 32px; max-width: 1800px; margin: 0 auto; }
 .fd-detail { margin: 0 0 8px; font-family: var(--mono); font-size: 12.5px; word-break: break-word; }
 .fd-link { color: var(--accent); text-decoration: none; font-weight: 600; word-break: break-all; }
 .fd-link:hover { text-decoration: underline; }
-.counts { display: grid; grid-template-columns: repeat(5, minmax(0, 1fr)); gap: 8px; }
+.counts {
+  display: grid;
+  grid-template-columns: minmax(0, 1.3fr) repeat(4, minmax(0, 1fr));
+  gap: 8px;
+}
 .count { border: 1px solid var(--line); background: var(--card); border-radius: 6px;
   padding: 6px 8px; text-align: left; cursor: pointer; border-top: 3px solid var(--line); }
 .count:hover { border-color: var(--accent); }
