@@ -60,19 +60,22 @@ function niceTicks(lo, hi, n) {
   return t;
 }
 
+// Linear range {lo, hi}; or, on a log scale, {bottom, top} in decades with a
+// band below for zeros and one above for +inf when the data have them.
 function yRange(vals, m) {
-  let lo = Infinity, hi = -Infinity;
+  let lo = Infinity, hi = -Infinity, zero = false, inf = false;
   for (let i = 0; i < N; i++) {
     const v = vals[i];
+    if (m.log && v <= 0) zero = true;
+    if (v === Infinity) inf = true;
     if (!isFinite(v) || (m.log && v <= 0)) continue;
     lo = Math.min(lo, v);
     hi = Math.max(hi, v);
   }
   if (m.log) {
     if (lo === Infinity) [lo, hi] = [1e-8, 1];
-    lo = Math.pow(10, Math.floor(Math.log10(lo)));
-    hi = Math.max(Math.pow(10, Math.ceil(Math.log10(hi))), lo * 10);
-    return {lo: lo, hi: hi};
+    const a = Math.floor(Math.log10(lo)), b = Math.max(Math.ceil(Math.log10(hi)), a + 1);
+    return {a: a, b: b, zero: zero, inf: inf, bottom: a - (zero ? 1 : 0), top: b + (inf ? 1 : 0)};
   }
   if (lo === Infinity) [lo, hi] = [0, 1];
   if (state.metric === 'cosine') [lo, hi] = [Math.min(lo, 0.98), Math.max(hi, 1)];
@@ -85,15 +88,33 @@ function plotGeometry(W, H, vals, m) {
   const g = {m: {l: 62, r: 16, t: 20, b: 40}, W: W, H: H, vals: vals, metric: m};
   g.pw = Math.max(10, W - g.m.l - g.m.r);
   g.ph = Math.max(10, H - g.m.t - g.m.b);
-  g.range = yRange(vals, m);
+  const r = (g.range = yRange(vals, m));
   g.x = (i) => g.m.l + (N > 1 ? i / (N - 1) : 0.5) * g.pw;
-  const lg = (v) => Math.log10(Math.max(v, g.range.lo));
   g.y = (v) => {
-    const r = g.range, f = m.log ? (lg(v) - lg(r.lo)) / (lg(r.hi) - lg(r.lo)) : (v - r.lo) / (r.hi - r.lo);
+    let f;
+    if (m.log) {
+      const lv = v === Infinity ? r.top : v <= 0 ? r.bottom : Math.min(Math.max(Math.log10(v), r.a), r.b);
+      f = (lv - r.bottom) / (r.top - r.bottom);
+    } else {
+      f = (v - r.lo) / (r.hi - r.lo);
+    }
     return g.m.t + g.ph * (1 - Math.min(Math.max(f, 0), 1));
   };
   g.nb = Math.max(1, Math.min(N, Math.floor(g.pw)));
   return g;
+}
+
+// [{v, label}] for the y axis.
+function yTicks(g) {
+  const r = g.range;
+  if (!g.metric.log) return niceTicks(r.lo, r.hi, 5).map((v) => ({v: v, label: fmt(v)}));
+  const every = Math.max(1, Math.ceil((r.b - r.a) / 6)), t = [];
+  for (let e = r.a; e <= r.b; e += every) {
+    t.push({v: Math.pow(10, e), label: e >= -3 && e <= 3 ? String(+Math.pow(10, e).toFixed(3)) : '1e' + e});
+  }
+  if (r.zero) t.push({v: 0, label: '0'});
+  if (r.inf) t.push({v: Infinity, label: 'inf'});
+  return t;
 }
 
 function binRows(g) {
@@ -111,18 +132,17 @@ function binRows(g) {
 function svgAxes(g) {
   const m = g.m, r = g.range, x0 = m.l, x1 = m.l + g.pw, yb = m.t + g.ph;
   let s = '';
-  const yt = g.metric.log ? logTicks(r.lo, r.hi) : niceTicks(r.lo, r.hi, 5);
-  for (const v of yt) {
-    const y = g.y(v).toFixed(1);
+  for (const t of yTicks(g)) {
+    const y = g.y(t.v).toFixed(1);
     s += '<line class="grid" x1="' + x0 + '" x2="' + x1 + '" y1="' + y + '" y2="' + y + '"/>' +
-         '<text x="' + (x0 - 6) + '" y="' + y + '" dy="4" text-anchor="end">' +
-         (g.metric.log ? '1e' + Math.round(Math.log10(v)) : fmt(v)) + '</text>';
+         '<text x="' + (x0 - 6) + '" y="' + y + '" dy="4" text-anchor="end">' + t.label + '</text>';
   }
   for (const v of niceTicks(1, Math.max(N, 2), 8)) {
     if (v !== Math.round(v) || v > N) continue;
     const x = g.x(v - 1).toFixed(1);
     s += '<line class="axis" x1="' + x + '" x2="' + x + '" y1="' + yb + '" y2="' + (yb + 4) + '"/>' +
-         '<text x="' + x + '" y="' + (yb + 24) + '" text-anchor="middle">' + v + '</text>';
+         '<text x="' + x + '" y="' + (yb + 24) + '" text-anchor="' +
+         (x > x1 - 24 ? 'end' : 'middle') + '">' + v + '</text>';
   }
   s += '<line class="axis" x1="' + x0 + '" x2="' + x1 + '" y1="' + yb + '" y2="' + yb + '"/>';
   s += '<text x="' + x1 + '" y="' + (g.H - 2) + '" text-anchor="end">row (op sequence) \u2192</text>';
@@ -132,13 +152,6 @@ function svgAxes(g) {
          '<text x="' + (x1 - 4) + '" y="' + y + '" dy="-3" text-anchor="end">0.99</text>';
   }
   return s;
-}
-
-function logTicks(lo, hi) {
-  const a = Math.round(Math.log10(lo)), b = Math.round(Math.log10(hi));
-  const every = Math.max(1, Math.ceil((b - a) / 6)), t = [];
-  for (let e = a; e <= b; e += every) t.push(Math.pow(10, e));
-  return t;
 }
 
 function svgSeries(g) {
@@ -168,11 +181,11 @@ function svgSeries(g) {
 
 function svgMarks(g) {
   let s = '';
-  const top = g.m.t - 6, bottom = g.m.t + g.ph + 12;
+  const top = g.m.t - 4, bottom = g.m.t + g.ph + 12;
   if (FD_ROW >= 0) {
     const x = g.x(FD_ROW), left = x > g.m.l + g.pw * 0.7;
     s += '<line class="fdline" x1="' + x + '" x2="' + x + '" y1="' + top + '" y2="' + bottom + '"/>' +
-         '<text class="fdlabel" x="' + (x + (left ? -5 : 5)) + '" y="' + (top + 8) + '" text-anchor="' +
+         '<text class="fdlabel" x="' + (x + (left ? -5 : 5)) + '" y="' + (g.m.t - 8) + '" text-anchor="' +
          (left ? 'end' : 'start') + '">first divergence #' + (FD_ROW + 1) + '</text>';
   }
   if (state.selected >= 0) {

@@ -130,7 +130,7 @@ function renderHead() {
   for (const k of visible()) {
     let cls = stickyClass(k);
     if (k === state.sortCol) cls += ' sorted' + (state.dir < 0 ? ' desc' : '');
-    h += '<th data-k="' + k + '" class="' + cls + '" title="sort by ' + esc(cols[k].label) +
+    h += '<th data-k="' + k + '" class="' + cls.trim() + '" title="sort by ' + esc(cols[k].label) +
          '">' + esc(cols[k].label) + '</th>';
   }
   $('head').innerHTML = h;

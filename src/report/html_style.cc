@@ -7,6 +7,7 @@ namespace lockstep::internal {
 
 const std::string_view kReportCss = R"CSS(
 :root {
+  color-scheme: light dark;
   --bg: #f4f5f7; --card: #fff; --ink: #1d2433; --muted: #667085; --line: #e3e6eb;
   --head: #1f2a3d; --head-ink: #e9edf3; --accent: #2f6fde;
   --error: #d92d20; --error-bg: #fdeceb; --warning: #c27803; --warning-bg: #fff5d6;
@@ -58,7 +59,11 @@ main { padding: 16px 24px 32px; max-width: 1800px; margin: 0 auto; }
 .fd-detail { margin: 0 0 8px; font-family: var(--mono); font-size: 12.5px; word-break: break-word; }
 .fd-link { color: var(--accent); text-decoration: none; font-weight: 600; word-break: break-all; }
 .fd-link:hover { text-decoration: underline; }
-.counts { display: grid; grid-template-columns: repeat(5, minmax(0, 1fr)); gap: 8px; }
+.counts {
+  display: grid;
+  grid-template-columns: minmax(0, 1.3fr) repeat(4, minmax(0, 1fr));
+  gap: 8px;
+}
 .count { border: 1px solid var(--line); background: var(--card); border-radius: 6px;
   padding: 6px 8px; text-align: left; cursor: pointer; border-top: 3px solid var(--line); }
 .count:hover { border-color: var(--accent); }
@@ -93,7 +98,7 @@ table.mini tr.missing td:nth-child(2) { color: var(--error); }
 #plot text { fill: var(--muted); font-size: 11px; }
 #plot .grid { stroke: var(--line); }
 #plot .axis { stroke: var(--muted); }
-#plot .line { fill: none; stroke: var(--accent); stroke-width: 1.2; opacity: .7; }
+#plot .line { fill: none; stroke: var(--accent); stroke-width: 1; opacity: .4; }
 #plot .thr { stroke: var(--warning); stroke-dasharray: 4 3; }
 #plot .fdline { stroke: var(--error); stroke-width: 1.5; stroke-dasharray: 5 3; }
 #plot text.fdlabel { fill: var(--error); font-weight: 600; }
@@ -114,7 +119,7 @@ table.mini tr.missing td:nth-child(2) { color: var(--error); }
 #filter { width: 320px; max-width: 100%; padding: 6px 10px; border: 1px solid var(--line);
   border-radius: 6px; background: var(--card); }
 #filter:focus { outline: 2px solid var(--accent); border-color: transparent; }
-.toolbar select, .pager button { padding: 5px 8px; border: 1px solid var(--line);
+.toolbar select, .pager button, .ctl select { padding: 5px 8px; border: 1px solid var(--line);
   border-radius: 6px; background: var(--card); cursor: pointer; }
 .pager button:disabled { opacity: .4; cursor: default; }
 .pager { margin-left: auto; display: flex; gap: 6px; align-items: center; color: var(--muted);

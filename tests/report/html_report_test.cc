@@ -13,6 +13,7 @@
 
 #include "lockstep/core/file.h"
 #include "lockstep/report/summary_json.h"
+#include "report/msprobe_csv_result.h"
 #include "report/synthetic_result.h"
 
 namespace lockstep {
@@ -199,6 +200,30 @@ TEST(HtmlReportTest, InvalidUtf8BecomesReplacementCharacter) {
   EXPECT_EQ(std::string(doc["rows"][1][0].GetString()),
             "bad\xEF\xBF\xBD\xEF\xBF\xBDname");
   EXPECT_NE(html.find("/data/\xEF\xBF\xBDt\xEF\xBF\xBD"), std::string::npos);
+}
+
+TEST(HtmlReportTest, RendersMsprobeStatisticsCompareOfRealTraining) {
+  std::string dir =
+      std::string(LOCKSTEP_FIXTURES_DIR) + "/msprobe/toy/out_summary";
+  if (!IsDirectory(dir)) GTEST_SKIP() << dir << " is missing";
+  std::string csv;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    if (e.path().extension() == ".csv") csv = e.path().string();
+  }
+  auto text = ReadFileToString(csv);
+  ASSERT_TRUE(text.ok()) << text.status().ToString();
+  CompareResult r =
+      testing::ResultFromMsprobeCsv(*text, CompareMode::kStatistics);
+  ASSERT_EQ(r.rows.size(),
+            2822u);  // quick_start step1 vs step0 (reference/msprobe.md §3.8)
+  EXPECT_EQ(r.summary.unmatched, 161);
+  rapidjson::Document doc;
+  ParseData(RenderHtmlReport(r), &doc);
+  ASSERT_EQ(doc["rows"].Size(), 2822u);
+  EXPECT_EQ(doc["rows"][0].Size(), r.columns.size());
+  EXPECT_EQ(std::string(doc["rows"][2821][0].GetString()),
+            r.rows[2821].npu_name);
+  EXPECT_EQ(doc["summary"]["msprobe"]["error"].GetInt64(), 64);
 }
 
 TEST(HtmlReportTest, WriteIsAtomicAndReportsErrors) {
