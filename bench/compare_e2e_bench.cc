@@ -55,8 +55,12 @@ int64_t Generate() {
     target.fault = lockstep::testing::Fault::kPrecision;
     target.fault_op = run.ops / 2;
     target.rel = 1e-3;
-    if (!lockstep::testing::WriteSyntheticRun(target, Dir() + "/target/step0/rank0").ok() ||
-        !lockstep::testing::WriteSyntheticRun(run, Dir() + "/baseline/step0/rank0").ok()) {
+    if (!lockstep::testing::WriteSyntheticRun(target,
+                                              Dir() + "/target/step0/rank0")
+             .ok() ||
+        !lockstep::testing::WriteSyntheticRun(run,
+                                              Dir() + "/baseline/step0/rank0")
+             .ok()) {
       std::fprintf(stderr, "cannot write the dumps under %s\n", Dir().c_str());
       std::exit(1);
     }
@@ -65,7 +69,8 @@ int64_t Generate() {
     if (f) std::fclose(f);
   }
   int64_t bytes = 0;
-  for (const auto& f : TensorFiles()) bytes += static_cast<int64_t>(fs::file_size(f));
+  for (const auto& f : TensorFiles())
+    bytes += static_cast<int64_t>(fs::file_size(f));
   return bytes;
 }
 
@@ -76,7 +81,8 @@ uint64_t SumFile(const std::string& path) {
   size_t n = (*m)->size() / 8;
   uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
   size_t i = 0;
-  for (; i + 4 <= n; i += 4) s0 += p[i], s1 += p[i + 1], s2 += p[i + 2], s3 += p[i + 3];
+  for (; i + 4 <= n; i += 4)
+    s0 += p[i], s1 += p[i + 1], s2 += p[i + 2], s3 += p[i + 3];
   for (; i < n; ++i) s0 += p[i];
   return s0 + s1 + s2 + s3;
 }
@@ -85,7 +91,8 @@ void BM_MemoryRead(benchmark::State& state, int64_t bytes) {
   std::vector<std::string> files = TensorFiles();
   for (auto _ : state) {
     std::atomic<uint64_t> total{0};
-    lockstep::ParallelFor(files.size(), 2, [&](size_t i) { total += SumFile(files[i]); });
+    lockstep::ParallelFor(files.size(), 2,
+                          [&](size_t i) { total += SumFile(files[i]); });
     benchmark::DoNotOptimize(total.load());
   }
   state.SetBytesProcessed(state.iterations() * bytes);
@@ -100,7 +107,8 @@ void BM_RamRead(benchmark::State& state) {
     lockstep::ParallelForRange(n, n / 2, 2, [&](size_t b, size_t e) {
       uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
       size_t i = b;
-      for (; i + 4 <= e; i += 4) s0 += buf[i], s1 += buf[i + 1], s2 += buf[i + 2], s3 += buf[i + 3];
+      for (; i + 4 <= e; i += 4)
+        s0 += buf[i], s1 += buf[i + 1], s2 += buf[i + 2], s3 += buf[i + 3];
       for (; i < e; ++i) s0 += buf[i];
       total += s0 + s1 + s2 + s3;
     });
@@ -114,7 +122,8 @@ void BM_CompareEndToEnd(benchmark::State& state, int64_t bytes) {
   o.jobs = 2;
   size_t rows = 0;
   for (auto _ : state) {
-    auto r = lockstep::CompareDumpPaths(Dir() + "/target", Dir() + "/baseline", o);
+    auto r =
+        lockstep::CompareDumpPaths(Dir() + "/target", Dir() + "/baseline", o);
     if (!r.ok()) state.SkipWithError(r.status().ToString().c_str());
     rows = r.ok() ? r->rows.size() : 0;
   }
@@ -131,7 +140,8 @@ void BM_CompareEndToEnd(benchmark::State& state, int64_t bytes) {
 int main(int argc, char** argv) {
   int64_t bytes = Generate();
   for (const auto& f : TensorFiles()) SumFile(f);  // into the page cache
-  benchmark::RegisterBenchmark("CompareEndToEnd/jobs:2", BM_CompareEndToEnd, bytes)
+  benchmark::RegisterBenchmark("CompareEndToEnd/jobs:2", BM_CompareEndToEnd,
+                               bytes)
       ->Unit(benchmark::kMillisecond)
       ->Iterations(2)
       ->UseRealTime();

@@ -6,9 +6,11 @@
 namespace lockstep::cli {
 
 void AddLoggingOptions(CLI::App& app, LoggingOptions* opts) {
-  app.add_flag("-q,--quiet", opts->quiet, "Print only warnings, errors and the verdict")
+  app.add_flag("-q,--quiet", opts->quiet,
+               "Print only warnings, errors and the verdict")
       ->group("Logging");
-  app.add_flag("-v,--verbose", opts->verbose, "Print more detail")->group("Logging");
+  app.add_flag("-v,--verbose", opts->verbose, "Print more detail")
+      ->group("Logging");
 }
 
 void ApplyLoggingOptions(const LoggingOptions& opts) {
@@ -28,8 +30,8 @@ int ParseOrExit(CLI::App& app, int argc, char** argv) {
     std::printf("%s", app.help().c_str());
     return kExitPass;
   } catch (const CLI::ParseError& e) {
-    LogError(app.get_name() + " | " + e.what() + ". Note: run 'lockstep " + app.get_name() +
-             " --help'");
+    LogError(app.get_name() + " | " + e.what() + ". Note: run 'lockstep " +
+             app.get_name() + " --help'");
     return kExitUsage;
   }
   return -1;

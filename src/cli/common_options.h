@@ -4,7 +4,6 @@
 #define LOCKSTEP_CLI_COMMON_OPTIONS_H_
 
 #include <CLI/CLI.hpp>
-
 #include <string>
 
 #include "lockstep/core/status.h"

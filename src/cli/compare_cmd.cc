@@ -35,34 +35,42 @@ void Progress(size_t done, size_t total) {
 
 StatusOr<CompareOptions> MakeOptions(const Args& a) {
   CompareOptions o;
-  if (a.mode == "tensor") o.mode = CompareMode::kTensor;
-  else if (a.mode == "statistics") o.mode = CompareMode::kStatistics;
-  else if (a.mode == "md5") o.mode = CompareMode::kMd5;
+  if (a.mode == "tensor")
+    o.mode = CompareMode::kTensor;
+  else if (a.mode == "statistics")
+    o.mode = CompareMode::kStatistics;
+  else if (a.mode == "md5")
+    o.mode = CompareMode::kMd5;
   else if (a.mode != "auto") {
-    return Status::InvalidArgument("--mode " + a.mode,
-                                   "unknown mode. Note: use auto, tensor, statistics or md5");
+    return Status::InvalidArgument(
+        "--mode " + a.mode,
+        "unknown mode. Note: use auto, tensor, statistics or md5");
   }
   if (a.fuzzy && a.align) {
     return Status::InvalidArgument("--fuzzy-match with --align",
                                    "choose one way of matching rows");
   }
-  if (a.jobs < 0) return Status::InvalidArgument("--jobs", "must be >= 1 (0: all cores)");
+  if (a.jobs < 0)
+    return Status::InvalidArgument("--jobs", "must be >= 1 (0: all cores)");
   o.jobs = a.jobs == 0 ? HardwareThreads() : a.jobs;
   o.fuzzy_match = a.fuzzy;
   o.align = a.align;
   o.renumber_params_grad = a.renumber;
-  if (StderrIsTerminal() && GetLogLevel() <= LogLevel::kInfo) o.progress = Progress;
+  if (StderrIsTerminal() && GetLogLevel() <= LogLevel::kInfo)
+    o.progress = Progress;
   return o;
 }
 
 Status WriteReports(const CompareResult& r, const Args& a) {
   LOCKSTEP_RETURN_IF_ERROR(CreateDirs(a.out_dir));
   std::string ts = CompareTimestamp();
-  LOCKSTEP_ASSIGN_OR_RETURN(std::vector<std::string> csvs, WriteCompareCsv(r, a.out_dir, ts));
+  LOCKSTEP_ASSIGN_OR_RETURN(std::vector<std::string> csvs,
+                            WriteCompareCsv(r, a.out_dir, ts));
   for (const auto& p : csvs) LogInfo("wrote " + p);
   LOCKSTEP_RETURN_IF_ERROR(WriteSummaryJson(r, a.out_dir + "/summary.json"));
   LOCKSTEP_RETURN_IF_ERROR(WriteHtmlReport(r, a.out_dir + "/report.html"));
-  LogInfo("wrote " + a.out_dir + "/summary.json and " + a.out_dir + "/report.html");
+  LogInfo("wrote " + a.out_dir + "/summary.json and " + a.out_dir +
+          "/report.html");
   if (a.xlsx) {
     std::string x = a.out_dir + "/compare_result_" + ts + ".xlsx";
     LOCKSTEP_RETURN_IF_ERROR(WriteXlsxReport(r, x));
@@ -76,31 +84,45 @@ void PrintFirstDivergence(const CompareResult& r) {
   if (!f.found) return;
   std::string where = "rank " + std::to_string(f.rank);
   if (f.step >= 0) where = "step " + std::to_string(f.step) + ", " + where;
-  LogWarning("FIRST DIVERGENCE: " + f.entry + " (" + where + ") reason=" +
-             DivergenceReasonName(f.reason) + ": " + f.row + (f.detail.empty() ? "" : " — " + f.detail));
+  LogWarning("FIRST DIVERGENCE: " + f.entry + " (" + where +
+             ") reason=" + DivergenceReasonName(f.reason) + ": " + f.row +
+             (f.detail.empty() ? "" : " — " + f.detail));
 }
 
 int Run(int argc, char** argv) {
   Args a;
   CLI::App app{
-      "Compare two runs' operator dumps (msprobe layout) and find the first divergent "
-      "operator.\nTARGET and BASELINE may be a dump.json, a rank dir (rank0/, proc123/), a step "
-      "dir or a dump root (step*/rank*).\nWrites compare_result_<ts>.csv (msprobe HEAD columns), "
-      "summary.json and report.html into DIR.\nExit: 0 all rows pass, 1 divergence, 2 usage "
+      "Compare two runs' operator dumps (msprobe layout) and find the first "
+      "divergent "
+      "operator.\nTARGET and BASELINE may be a dump.json, a rank dir (rank0/, "
+      "proc123/), a step "
+      "dir or a dump root (step*/rank*).\nWrites compare_result_<ts>.csv "
+      "(msprobe HEAD columns), "
+      "summary.json and report.html into DIR.\nExit: 0 all rows pass, 1 "
+      "divergence, 2 usage "
       "error, 3 nothing readable.",
       "compare"};
-  app.add_option("TARGET", a.target, "The run under test (msprobe: NPU)")->required();
-  app.add_option("BASELINE", a.baseline, "The reference run (msprobe: bench)")->required();
-  app.add_option("-o,--output", a.out_dir, "Output directory (created)")->required();
-  app.add_option("--mode", a.mode, "auto|tensor|statistics|md5 (auto: from the dumps)")
+  app.add_option("TARGET", a.target, "The run under test (msprobe: NPU)")
+      ->required();
+  app.add_option("BASELINE", a.baseline, "The reference run (msprobe: bench)")
+      ->required();
+  app.add_option("-o,--output", a.out_dir, "Output directory (created)")
+      ->required();
+  app.add_option("--mode", a.mode,
+                 "auto|tensor|statistics|md5 (auto: from the dumps)")
       ->capture_default_str();
-  app.add_flag("--fuzzy-match", a.fuzzy, "Match rows without call indices, in order (msprobe -fm)");
-  app.add_flag("--align", a.align,
-               "Align the op streams (survives ops inserted/missing on one side)");
+  app.add_flag("--fuzzy-match", a.fuzzy,
+               "Match rows without call indices, in order (msprobe -fm)");
+  app.add_flag(
+      "--align", a.align,
+      "Align the op streams (survives ops inserted/missing on one side)");
   app.add_flag("--renumber-params-grad", a.renumber,
-               "Renumber parameters_grad entries by occurrence (compare different steps)");
-  app.add_option("-j,--jobs", a.jobs, "Threads (0: all cores)")->capture_default_str();
-  app.add_flag("--xlsx", a.xlsx, "Also write the table as .xlsx (errors red, warnings yellow)");
+               "Renumber parameters_grad entries by occurrence (compare "
+               "different steps)");
+  app.add_option("-j,--jobs", a.jobs, "Threads (0: all cores)")
+      ->capture_default_str();
+  app.add_flag("--xlsx", a.xlsx,
+               "Also write the table as .xlsx (errors red, warnings yellow)");
   AddLoggingOptions(app, &a.logging);
   if (int rc = ParseOrExit(app, argc, argv); rc >= 0) return rc;
   ApplyLoggingOptions(a.logging);

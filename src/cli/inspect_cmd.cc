@@ -20,35 +20,43 @@ std::string Bytes(int64_t b) {
 }
 
 void PrintRank(const RankSummary& r) {
-  std::printf("%s%s (%s)\n", r.step >= 0 ? ("step " + std::to_string(r.step) + " ").c_str() : "",
-              ("rank " + std::to_string(r.rank)).c_str(), r.dir.c_str());
+  std::printf(
+      "%s%s (%s)\n",
+      r.step >= 0 ? ("step " + std::to_string(r.step) + " ").c_str() : "",
+      ("rank " + std::to_string(r.rank)).c_str(), r.dir.c_str());
   if (!r.error.empty()) {
     std::printf("  unreadable: %s\n", r.error.c_str());
     return;
   }
-  std::printf("  task %s, level %s, framework %s\n", r.task.c_str(), r.level.c_str(),
-              r.framework.c_str());
+  std::printf("  task %s, level %s, framework %s\n", r.task.c_str(),
+              r.level.c_str(), r.framework.c_str());
   std::printf("  entries %lld (forward %lld, backward %lld), rows %lld\n",
-              static_cast<long long>(r.entries), static_cast<long long>(r.forward_entries),
-              static_cast<long long>(r.backward_entries), static_cast<long long>(r.rows));
+              static_cast<long long>(r.entries),
+              static_cast<long long>(r.forward_entries),
+              static_cast<long long>(r.backward_entries),
+              static_cast<long long>(r.rows));
   std::printf("  tensors %lld, %s by shape", static_cast<long long>(r.tensors),
               Bytes(r.tensor_bytes).c_str());
   if (r.tensor_files > 0) {
-    std::printf("; %lld files in dump_tensor_data (%s)", static_cast<long long>(r.tensor_files),
+    std::printf("; %lld files in dump_tensor_data (%s)",
+                static_cast<long long>(r.tensor_files),
                 Bytes(r.tensor_file_bytes).c_str());
   }
   std::printf("\n  dtypes:");
-  for (const auto& [d, n] : r.dtypes) std::printf(" %s x%lld", d.c_str(), static_cast<long long>(n));
-  std::printf("\n  stack.json %s, construct.json %s\n", r.has_stack ? "yes" : "no",
-              r.has_construct ? "yes" : "no");
+  for (const auto& [d, n] : r.dtypes)
+    std::printf(" %s x%lld", d.c_str(), static_cast<long long>(n));
+  std::printf("\n  stack.json %s, construct.json %s\n",
+              r.has_stack ? "yes" : "no", r.has_construct ? "yes" : "no");
 }
 
 int Run(int argc, char** argv) {
   std::string path;
   LoggingOptions logging;
-  CLI::App app{"Show what a dump holds: steps, ranks, entries, tensors, bytes, dtypes.",
-               "inspect"};
-  app.add_option("DUMP", path, "dump.json, rank dir, step dir or dump root")->required();
+  CLI::App app{
+      "Show what a dump holds: steps, ranks, entries, tensors, bytes, dtypes.",
+      "inspect"};
+  app.add_option("DUMP", path, "dump.json, rank dir, step dir or dump root")
+      ->required();
   AddLoggingOptions(app, &logging);
   if (int rc = ParseOrExit(app, argc, argv); rc >= 0) return rc;
   ApplyLoggingOptions(logging);

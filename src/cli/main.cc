@@ -12,8 +12,10 @@ void PrintUsage() {
       "lockstep: find where two deep-learning training runs part ways.\n\n"
       "Usage: lockstep <command> [options]\n\n"
       "Commands:\n"
-      "  compare   compare two operator dumps (msprobe layout); find the first\n"
-      "            divergent operator; write CSV, summary.json and report.html\n"
+      "  compare   compare two operator dumps (msprobe layout); find the "
+      "first\n"
+      "            divergent operator; write CSV, summary.json and "
+      "report.html\n"
       "  overflow  list dump entries with inf/nan or values saturated at the\n"
       "            fp16/bf16 maximum, first one first\n"
       "  inspect   show what a dump holds\n\n"
@@ -25,7 +27,8 @@ void PrintUsage() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0) {
+  if (argc < 2 || std::strcmp(argv[1], "--help") == 0 ||
+      std::strcmp(argv[1], "-h") == 0) {
     PrintUsage();
     return argc < 2 ? 2 : 0;
   }
@@ -33,7 +36,9 @@ int main(int argc, char** argv) {
   for (const auto& c : lockstep::cli::Commands()) {
     if (cmd == c.name) return c.run(argc - 1, argv + 1);
   }
-  std::fprintf(stderr, "[E] lockstep | unknown command '%s'. Note: run 'lockstep --help'\n",
-               cmd.c_str());
+  std::fprintf(
+      stderr,
+      "[E] lockstep | unknown command '%s'. Note: run 'lockstep --help'\n",
+      cmd.c_str());
   return 2;
 }

@@ -13,13 +13,15 @@ namespace lockstep::cli {
 namespace {
 
 void PrintRow(const char* tag, const OpRow& r) {
-  std::printf("    %s %s %s %s max=%s min=%s mean=%s norm=%s\n", tag, r.name.c_str(),
-              r.dtype.c_str(), r.shape.c_str(), r.stats[0].PyStr().c_str(),
-              r.stats[1].PyStr().c_str(), r.stats[2].PyStr().c_str(), r.stats[3].PyStr().c_str());
+  std::printf("    %s %s %s %s max=%s min=%s mean=%s norm=%s\n", tag,
+              r.name.c_str(), r.dtype.c_str(), r.shape.c_str(),
+              r.stats[0].PyStr().c_str(), r.stats[1].PyStr().c_str(),
+              r.stats[2].PyStr().c_str(), r.stats[3].PyStr().c_str());
 }
 
 void PrintEntry(const OverflowReport& rep, const OverflowEntry& e, bool first) {
-  std::printf("  %s%s [%s]%s\n", first ? "FIRST " : "", e.entry.c_str(), OverflowKindName(e.kind),
+  std::printf("  %s%s [%s]%s\n", first ? "FIRST " : "", e.entry.c_str(),
+              OverflowKindName(e.kind),
               e.origin ? " (origin: inputs clean, outputs overflow)" : "");
   for (size_t i : e.bad_rows) PrintRow("overflow", rep.rows[i]);
   for (size_t i : e.inputs) PrintRow("input   ", rep.rows[i]);
@@ -33,18 +35,19 @@ int64_t Analyze(const RankLayout& rank, int64_t step, bool all) {
     return -1;
   }
   OverflowReport rep = AnalyzeOverflow(*d);
-  std::string where = (step >= 0 ? "step " + std::to_string(step) + " " : "") + "rank " +
-                      std::to_string(rank.rank);
+  std::string where = (step >= 0 ? "step " + std::to_string(step) + " " : "") +
+                      "rank " + std::to_string(rank.rank);
   if (rep.entries.empty()) {
-    std::printf("%s: no inf/nan or saturated values in %zu entries\n", where.c_str(),
-                d->entries.size());
+    std::printf("%s: no inf/nan or saturated values in %zu entries\n",
+                where.c_str(), d->entries.size());
     return 0;
   }
-  std::printf("%s: %zu entries overflow; first: %s", where.c_str(), rep.entries.size(),
-              rep.entries[0].entry.c_str());
+  std::printf("%s: %zu entries overflow; first: %s", where.c_str(),
+              rep.entries.size(), rep.entries[0].entry.c_str());
   if (rep.first_origin >= 0) {
-    std::printf("; first origin (inputs clean, outputs overflow): %s",
-                rep.entries[static_cast<size_t>(rep.first_origin)].entry.c_str());
+    std::printf(
+        "; first origin (inputs clean, outputs overflow): %s",
+        rep.entries[static_cast<size_t>(rep.first_origin)].entry.c_str());
   }
   std::printf("\n");
   for (size_t i = 0; i < rep.entries.size(); ++i) {
@@ -62,13 +65,18 @@ int Run(int argc, char** argv) {
   bool all = false;
   LoggingOptions logging;
   CLI::App app{
-      "List dump entries whose tensors hold inf/nan or values saturated at the fp16/bf16 "
-      "maximum (NPU saturation mode turns inf into +-65504), in execution order, marking origins "
-      "(inputs clean, outputs overflow), with each entry's input statistics.\nExit: 0 none found, 1 found, 3 "
+      "List dump entries whose tensors hold inf/nan or values saturated at the "
+      "fp16/bf16 "
+      "maximum (NPU saturation mode turns inf into +-65504), in execution "
+      "order, marking origins "
+      "(inputs clean, outputs overflow), with each entry's input "
+      "statistics.\nExit: 0 none found, 1 found, 3 "
       "unreadable.",
       "overflow"};
-  app.add_option("DUMP", path, "dump.json, rank dir, step dir or dump root")->required();
-  app.add_flag("--all", all, "List every overflowing entry (default: the first 20)");
+  app.add_option("DUMP", path, "dump.json, rank dir, step dir or dump root")
+      ->required();
+  app.add_flag("--all", all,
+               "List every overflowing entry (default: the first 20)");
   AddLoggingOptions(app, &logging);
   if (int rc = ParseOrExit(app, argc, argv); rc >= 0) return rc;
   ApplyLoggingOptions(logging);
@@ -83,7 +91,8 @@ int Run(int argc, char** argv) {
     }
   }
   if (!any_read) return kExitIo;
-  std::printf("overflow: %lld overflowing entries\n", static_cast<long long>(found));
+  std::printf("overflow: %lld overflowing entries\n",
+              static_cast<long long>(found));
   return found > 0 ? kExitDiverged : kExitPass;
 }
 

@@ -35,13 +35,16 @@ std::string Signature(const std::vector<OpRow>& rows, const EntrySpan& s) {
 }
 
 // Pairs the rows of two matched entries by their suffix after the entry name.
-void MatchEntryRows(const std::vector<OpRow>& t, const EntrySpan& ts, const std::vector<OpRow>& b,
-                    const EntrySpan& bs, std::vector<int>* match) {
+void MatchEntryRows(const std::vector<OpRow>& t, const EntrySpan& ts,
+                    const std::vector<OpRow>& b, const EntrySpan& bs,
+                    std::vector<int>* match) {
   std::unordered_map<std::string, size_t> by_suffix;
-  for (size_t j = bs.begin; j < bs.end; ++j) by_suffix.emplace(b[j].name.substr(bs.name.size()), j);
+  for (size_t j = bs.begin; j < bs.end; ++j)
+    by_suffix.emplace(b[j].name.substr(bs.name.size()), j);
   for (size_t i = ts.begin; i < ts.end; ++i) {
     auto it = by_suffix.find(t[i].name.substr(ts.name.size()));
-    if (it != by_suffix.end() && DTypesComparable(t[i].dtype, b[it->second].dtype)) {
+    if (it != by_suffix.end() &&
+        DTypesComparable(t[i].dtype, b[it->second].dtype)) {
       (*match)[i] = static_cast<int>(it->second);
     }
   }
@@ -49,8 +52,9 @@ void MatchEntryRows(const std::vector<OpRow>& t, const EntrySpan& ts, const std:
 
 }  // namespace
 
-bool AlignSequences(const std::vector<std::string>& a, const std::vector<std::string>& b,
-                    int max_edits, std::vector<std::pair<size_t, size_t>>* pairs) {
+bool AlignSequences(const std::vector<std::string>& a,
+                    const std::vector<std::string>& b, int max_edits,
+                    std::vector<std::pair<size_t, size_t>>* pairs) {
   const long n = static_cast<long>(a.size()), m = static_cast<long>(b.size());
   const long off = max_edits + 1;
   std::vector<long> v(2 * static_cast<size_t>(off) + 1, 0);
@@ -58,8 +62,9 @@ bool AlignSequences(const std::vector<std::string>& a, const std::vector<std::st
   long found = -1;
   for (long d = 0; d <= max_edits && found < 0; ++d) {
     for (long k = -d; k <= d; k += 2) {
-      long x = (k == -d || (k != d && v[off + k - 1] < v[off + k + 1])) ? v[off + k + 1]
-                                                                        : v[off + k - 1] + 1;
+      long x = (k == -d || (k != d && v[off + k - 1] < v[off + k + 1]))
+                   ? v[off + k + 1]
+                   : v[off + k - 1] + 1;
       long y = x - k;
       while (x < n && y < m && a[x] == b[y]) ++x, ++y;
       v[off + k] = x;
@@ -71,7 +76,8 @@ bool AlignSequences(const std::vector<std::string>& a, const std::vector<std::st
   std::vector<std::pair<size_t, size_t>> rev;
   long x = n, y = m;
   auto snake_back = [&](long to_x) {
-    while (x > to_x) rev.emplace_back(static_cast<size_t>(--x), static_cast<size_t>(--y));
+    while (x > to_x)
+      rev.emplace_back(static_cast<size_t>(--x), static_cast<size_t>(--y));
   };
   for (long d = found; d >= 1; --d) {
     const std::vector<long>& pv = trace[static_cast<size_t>(d - 1)];
@@ -89,8 +95,9 @@ bool AlignSequences(const std::vector<std::string>& a, const std::vector<std::st
   return true;
 }
 
-std::vector<int> AlignRows(const std::vector<OpRow>& target, const std::vector<OpRow>& baseline,
-                           int rank, std::vector<AlignmentGap>* gaps) {
+std::vector<int> AlignRows(const std::vector<OpRow>& target,
+                           const std::vector<OpRow>& baseline, int rank,
+                           std::vector<AlignmentGap>* gaps) {
   std::vector<EntrySpan> ts = Spans(target), bs = Spans(baseline);
   std::vector<std::string> ta, ba;
   for (const auto& s : ts) ta.push_back(Signature(target, s));

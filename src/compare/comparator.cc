@@ -43,10 +43,12 @@ std::string Md5Cell(const OpRow* r) {
 }
 
 void AppendStatCells(const OpRow* r, std::vector<std::string>* cells) {
-  for (int i = 0; i < 4; ++i) cells->push_back(r ? StatCell(r->stats[i]).ToCsv() : kNA);
+  for (int i = 0; i < 4; ++i)
+    cells->push_back(r ? StatCell(r->stats[i]).ToCsv() : kNA);
 }
 
-std::string StackCell(const MsprobeRow& row, const StackMap* stack, bool first_of_entry) {
+std::string StackCell(const MsprobeRow& row, const StackMap* stack,
+                      bool first_of_entry) {
   if (!first_of_entry || stack == nullptr) return kNA;
   auto it = stack->find(row.npu->entry);
   if (it == stack->end()) return kNA;
@@ -55,13 +57,14 @@ std::string StackCell(const MsprobeRow& row, const StackMap* stack, bool first_o
   return PyValue::List(std::move(frames)).PyStr();
 }
 
-std::vector<std::string> BuildCells(CompareMode mode, const MsprobeRow& row, bool with_stack,
-                                    const StackMap* stack, bool first_of_entry) {
+std::vector<std::string> BuildCells(CompareMode mode, const MsprobeRow& row,
+                                    bool with_stack, const StackMap* stack,
+                                    bool first_of_entry) {
   const OpRow& a = *row.npu;
   const OpRow* b = row.bench;
-  std::vector<std::string> c = {a.name,           b ? b->name : kNA,  a.dtype,
-                                b ? b->dtype : kNA, a.shape,          b ? b->shape : kNA,
-                                a.requires_grad,  b ? b->requires_grad : kNA};
+  std::vector<std::string> c = {
+      a.name,  b ? b->name : kNA,  a.dtype,         b ? b->dtype : kNA,
+      a.shape, b ? b->shape : kNA, a.requires_grad, b ? b->requires_grad : kNA};
   if (mode == CompareMode::kTensor) {
     for (const Cell& m : row.metrics) c.push_back(m.ToCsv());
   } else if (mode == CompareMode::kStatistics) {
@@ -74,13 +77,16 @@ std::vector<std::string> BuildCells(CompareMode mode, const MsprobeRow& row, boo
     AppendStatCells(&a, &c);
     AppendStatCells(b, &c);
   }
-  c.push_back(a.requires_grad == (b ? b->requires_grad : std::string(kNA)) ? "True" : "False");
+  c.push_back(a.requires_grad == (b ? b->requires_grad : std::string(kNA))
+                  ? "True"
+                  : "False");
   c.push_back(MsprobeResultName(row.result));
   c.push_back(PyJsonList(row.err_messages));
   if (with_stack) c.push_back(StackCell(row, stack, first_of_entry));
   if (mode == CompareMode::kTensor) {
-    std::vector<PyValue> names = {PyValue::Str(a.data_name),
-                                  PyValue::Str(b ? b->data_name : std::string(kNA))};
+    std::vector<PyValue> names = {
+        PyValue::Str(a.data_name),
+        PyValue::Str(b ? b->data_name : std::string(kNA))};
     c.push_back(PyValue::List(std::move(names)).PyStr());
   }
   return c;
@@ -102,41 +108,47 @@ double WorstStatRelErr(const MsprobeRow& row) {
 
 StatusOr<CompareMode> DetectMode(const DumpFile& t, const DumpFile& b) {
   if (t.task != b.task) {
-    return Status::InvalidArgument(
-        t.path + " vs " + b.path,
-        "dump tasks differ ('" + t.task + "' vs '" + b.task +
-            "'). Note: compare two tensor dumps, or two statistics dumps, or pass --mode");
+    return Status::InvalidArgument(t.path + " vs " + b.path,
+                                   "dump tasks differ ('" + t.task + "' vs '" +
+                                       b.task +
+                                       "'). Note: compare two tensor dumps, or "
+                                       "two statistics dumps, or pass --mode");
   }
   if (t.task == "tensor") return CompareMode::kTensor;
   if (t.task != "statistics") {
-    return Status::NotSupported(t.path, "task '" + t.task + "' has no data to compare");
+    return Status::NotSupported(t.path,
+                                "task '" + t.task + "' has no data to compare");
   }
   bool tm = DumpHasMd5(t), bm = DumpHasMd5(b);
   if (tm != bm) {
     return Status::InvalidArgument(
         t.path + " vs " + b.path,
-        std::string("md5 (CRC-32) present in the ") + (tm ? "target" : "baseline") +
+        std::string("md5 (CRC-32) present in the ") +
+            (tm ? "target" : "baseline") +
             " only. Note: pass --mode statistics to compare the statistics");
   }
   return tm ? CompareMode::kMd5 : CompareMode::kStatistics;
 }
 
 std::vector<std::string> CompareHeader(CompareMode mode, bool with_stack) {
-  std::vector<std::string> h = {"NPU Name",         "Bench Name",         "NPU Dtype",
-                                "Bench Dtype",      "NPU Tensor Shape",   "Bench Tensor Shape",
+  std::vector<std::string> h = {"NPU Name",          "Bench Name",
+                                "NPU Dtype",         "Bench Dtype",
+                                "NPU Tensor Shape",  "Bench Tensor Shape",
                                 "NPU Requires_grad", "Bench Requires_grad"};
   if (mode == CompareMode::kTensor) {
-    h.insert(h.end(), {"Cosine", "EucDist", "MaxAbsErr", "MaxRelativeErr",
-                       "One Thousandth Err Ratio", "Five Thousandths Err Ratio"});
+    h.insert(h.end(),
+             {"Cosine", "EucDist", "MaxAbsErr", "MaxRelativeErr",
+              "One Thousandth Err Ratio", "Five Thousandths Err Ratio"});
   } else if (mode == CompareMode::kStatistics) {
-    h.insert(h.end(), {"Max diff", "Min diff", "Mean diff", "L2norm diff", "MaxRelativeErr",
-                       "MinRelativeErr", "MeanRelativeErr", "NormRelativeErr"});
+    h.insert(h.end(), {"Max diff", "Min diff", "Mean diff", "L2norm diff",
+                       "MaxRelativeErr", "MinRelativeErr", "MeanRelativeErr",
+                       "NormRelativeErr"});
   } else {
     h.insert(h.end(), {"NPU MD5", "BENCH MD5"});
   }
   if (mode != CompareMode::kMd5) {
-    h.insert(h.end(), {"NPU max", "NPU min", "NPU mean", "NPU l2norm", "Bench max", "Bench min",
-                       "Bench mean", "Bench l2norm"});
+    h.insert(h.end(), {"NPU max", "NPU min", "NPU mean", "NPU l2norm",
+                       "Bench max", "Bench min", "Bench mean", "Bench l2norm"});
   }
   h.insert(h.end(), {"Requires_grad Consistent", "Result", "Err_message"});
   if (with_stack) h.push_back("NPU_Stack_Info");
@@ -167,9 +179,11 @@ Status CompareRankPair(const DumpPair& pair, const CompareOptions& options,
   if (mode == CompareMode::kStatistics) {
     for (auto& r : rows) ComputeStatDiffs(&r);
   } else if (mode == CompareMode::kMd5) {
-    for (auto& r : rows) r.metrics = {Cell::Str(Md5Cell(r.npu)), Cell::Str(Md5Cell(r.bench))};
+    for (auto& r : rows)
+      r.metrics = {Cell::Str(Md5Cell(r.npu)), Cell::Str(Md5Cell(r.bench))};
   } else {
-    facts = CompareTensorRows(*pair.target, *pair.baseline, options, &rows, &result->warnings);
+    facts = CompareTensorRows(*pair.target, *pair.baseline, options, &rows,
+                              &result->warnings);
   }
   ApplyMsprobeRules(mode, &rows);
   bool with_stack = std::find(result->columns.begin(), result->columns.end(),

@@ -14,14 +14,16 @@ std::string Where(const RankPair& p) {
 }
 
 // Reads the stack.json for the pair's stack column, if any.
-std::optional<StackMap> ReadPairStack(const RankPair& p, std::vector<std::string>* warnings) {
-  const RankLayout* src = p.target.has_stack_json ? &p.target
+std::optional<StackMap> ReadPairStack(const RankPair& p,
+                                      std::vector<std::string>* warnings) {
+  const RankLayout* src = p.target.has_stack_json     ? &p.target
                           : p.baseline.has_stack_json ? &p.baseline
                                                       : nullptr;
   if (src == nullptr) return std::nullopt;
   StatusOr<StackMap> s = ReadStackJson(src->dir + "/stack.json");
   if (!s.ok()) {
-    warnings->push_back(Where(p) + ": stack column left out: " + s.status().message());
+    warnings->push_back(Where(p) +
+                        ": stack column left out: " + s.status().message());
     return std::nullopt;
   }
   return std::move(*s);
@@ -29,7 +31,8 @@ std::optional<StackMap> ReadPairStack(const RankPair& p, std::vector<std::string
 
 }  // namespace
 
-StatusOr<CompareResult> CompareDumpPaths(const std::string& target, const std::string& baseline,
+StatusOr<CompareResult> CompareDumpPaths(const std::string& target,
+                                         const std::string& baseline,
                                          const CompareOptions& options) {
   LOCKSTEP_ASSIGN_OR_RETURN(DumpLayout tl, DiscoverDump(target));
   LOCKSTEP_ASSIGN_OR_RETURN(DumpLayout bl, DiscoverDump(baseline));
@@ -40,16 +43,19 @@ StatusOr<CompareResult> CompareDumpPaths(const std::string& target, const std::s
   result.target_path = target;
   result.baseline_path = baseline;
   for (int64_t s : pairing.target_only_steps) {
-    result.warnings.push_back("step " + std::to_string(s) + " is in the target only");
+    result.warnings.push_back("step " + std::to_string(s) +
+                              " is in the target only");
   }
   for (int64_t s : pairing.baseline_only_steps) {
-    result.warnings.push_back("step " + std::to_string(s) + " is in the baseline only");
+    result.warnings.push_back("step " + std::to_string(s) +
+                              " is in the baseline only");
   }
   bool mode_set = false, any = false;
   Status last_error;
   for (const RankPair& p : pairing.pairs) {
     StatusOr<DumpFile> t = ReadDumpJson(p.target.dump_json);
-    StatusOr<DumpFile> b = t.ok() ? ReadDumpJson(p.baseline.dump_json) : t.status();
+    StatusOr<DumpFile> b =
+        t.ok() ? ReadDumpJson(p.baseline.dump_json) : t.status();
     if (!t.ok() || !b.ok()) {
       last_error = t.ok() ? b.status() : t.status();
       result.warnings.push_back(Where(p) + " skipped: " + last_error.message());
@@ -66,12 +72,15 @@ StatusOr<CompareResult> CompareDumpPaths(const std::string& target, const std::s
     std::optional<StackMap> stack = ReadPairStack(p, &result.warnings);
     if (!any) result.columns = CompareHeader(result.mode, stack.has_value());
     any = true;
-    DumpPair pair{&*t, &*b, stack ? &*stack : nullptr, static_cast<int>(p.target_step),
+    DumpPair pair{&*t, &*b, stack ? &*stack : nullptr,
+                  static_cast<int>(p.target_step),
                   static_cast<int>(p.target.rank)};
     LOCKSTEP_RETURN_IF_ERROR(CompareRankPair(pair, opt, &result));
   }
   if (!any) {
-    return last_error.ok() ? Status::NotFound(target, "no rank pairs to compare") : last_error;
+    return last_error.ok()
+               ? Status::NotFound(target, "no rank pairs to compare")
+               : last_error;
   }
   FinishResult(&result);
   return result;

@@ -10,12 +10,14 @@ namespace lockstep {
 namespace {
 
 bool EndsWith(const std::string& s, const std::string& x) {
-  return s.size() >= x.size() && s.compare(s.size() - x.size(), x.size(), x) == 0;
+  return s.size() >= x.size() &&
+         s.compare(s.size() - x.size(), x.size(), x) == 0;
 }
 
 void CountFiles(const std::string& dir, RankSummary* r) {
   std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(dir + "/dump_tensor_data", ec)) {
+  for (const auto& e :
+       std::filesystem::directory_iterator(dir + "/dump_tensor_data", ec)) {
     if (!e.is_regular_file(ec)) continue;
     ++r->tensor_files;
     r->tensor_file_bytes += static_cast<int64_t>(e.file_size(ec));
@@ -28,9 +30,11 @@ void Summarize(const DumpFile& d, RankSummary* r) {
   r->framework = d.framework;
   r->entries = static_cast<int64_t>(d.entries.size());
   for (const auto& e : d.entries) {
-    if (EndsWith(e.name, ".forward") || e.name.find(".forward.") != std::string::npos) {
+    if (EndsWith(e.name, ".forward") ||
+        e.name.find(".forward.") != std::string::npos) {
       ++r->forward_entries;
-    } else if (EndsWith(e.name, ".backward") || e.name.find(".backward.") != std::string::npos) {
+    } else if (EndsWith(e.name, ".backward") ||
+               e.name.find(".backward.") != std::string::npos) {
       ++r->backward_entries;
     }
   }

@@ -21,13 +21,15 @@ std::vector<std::string> Split(const std::string& s) {
   size_t b = 0;
   for (;;) {
     size_t e = s.find('.', b);
-    parts.push_back(s.substr(b, e == std::string::npos ? std::string::npos : e - b));
+    parts.push_back(
+        s.substr(b, e == std::string::npos ? std::string::npos : e - b));
     if (e == std::string::npos) return parts;
     b = e + 1;
   }
 }
 
-std::string Join(const std::vector<std::string>& parts, size_t from, size_t to) {
+std::string Join(const std::vector<std::string>& parts, size_t from,
+                 size_t to) {
   std::string out;
   for (size_t i = from; i < to; ++i) {
     if (i > from) out += '.';
@@ -38,16 +40,18 @@ std::string Join(const std::vector<std::string>& parts, size_t from, size_t to) 
 
 // For an entry "Prefix.api.N.backward" returns {"Prefix.api", N position};
 // renumbering replaces N. Returns false for other entries.
-bool SplitCallIndex(const std::string& entry, const char* kind, std::string* api) {
+bool SplitCallIndex(const std::string& entry, const char* kind,
+                    std::string* api) {
   std::vector<std::string> p = Split(entry);
-  if (p.size() < 3 || p.back() != kind || !AllDigits(p[p.size() - 2])) return false;
+  if (p.size() < 3 || p.back() != kind || !AllDigits(p[p.size() - 2]))
+    return false;
   *api = Join(p, 0, p.size() - 2);
   return true;
 }
 
 // entry -> renumbered entry, for the entries of one dump in order.
-std::unordered_map<std::string, std::string> RenumberEntries(const std::vector<OpRow>& rows,
-                                                             const MatchOptions& options) {
+std::unordered_map<std::string, std::string> RenumberEntries(
+    const std::vector<OpRow>& rows, const MatchOptions& options) {
   std::unordered_map<std::string, std::string> out;
   std::map<std::string, int> seen;
   const std::string* last = nullptr;
@@ -62,7 +66,8 @@ std::unordered_map<std::string, std::string> RenumberEntries(const std::vector<O
     } else if (options.renumber_params_grad) {
       // "Module.x.Linear.parameters_grad.N" has its index last.
       std::vector<std::string> p = Split(r.entry);
-      if (p.size() >= 2 && p[p.size() - 2] == "parameters_grad" && AllDigits(p.back())) {
+      if (p.size() >= 2 && p[p.size() - 2] == "parameters_grad" &&
+          AllDigits(p.back())) {
         std::string base = Join(p, 0, p.size() - 1);
         int n = seen[base + "#g"]++;
         out[r.entry] = base + "." + std::to_string(n);
@@ -83,16 +88,19 @@ bool IsMsFloatFamily(const std::string& d) {
 
 bool DTypesComparable(const std::string& a, const std::string& b) {
   if (a == b) return true;
-  return (IsFloatFamily(a) && IsFloatFamily(b)) || (IsMsFloatFamily(a) && IsMsFloatFamily(b));
+  return (IsFloatFamily(a) && IsFloatFamily(b)) ||
+         (IsMsFloatFamily(a) && IsMsFloatFamily(b));
 }
 
-std::vector<std::string> CompareKeys(const std::vector<OpRow>& rows, const MatchOptions& options) {
+std::vector<std::string> CompareKeys(const std::vector<OpRow>& rows,
+                                     const MatchOptions& options) {
   auto renamed = RenumberEntries(rows, options);
   std::vector<std::string> keys;
   keys.reserve(rows.size());
   for (const OpRow& r : rows) {
     auto it = renamed.find(r.entry);
-    if (it == renamed.end() || r.name.compare(0, r.entry.size(), r.entry) != 0) {
+    if (it == renamed.end() ||
+        r.name.compare(0, r.entry.size(), r.entry) != 0) {
       keys.push_back(r.name);
     } else {
       keys.push_back(it->second + r.name.substr(r.entry.size()));
@@ -114,7 +122,8 @@ std::string FuzzyName(const std::string& row_name) {
   return row_name;
 }
 
-std::vector<int> MatchRows(const std::vector<OpRow>& target, const std::vector<OpRow>& baseline,
+std::vector<int> MatchRows(const std::vector<OpRow>& target,
+                           const std::vector<OpRow>& baseline,
                            const MatchOptions& options) {
   std::vector<int> match(target.size(), -1);
   std::vector<std::string> tk, bk;
@@ -128,13 +137,16 @@ std::vector<int> MatchRows(const std::vector<OpRow>& target, const std::vector<O
   // Sequential: each key's k-th target occurrence pairs with its k-th
   // baseline occurrence (exact keys are unique, so this is a plain merge).
   std::unordered_map<std::string, std::deque<int>> by_key;
-  for (size_t i = 0; i < baseline.size(); ++i) by_key[bk[i]].push_back(static_cast<int>(i));
+  for (size_t i = 0; i < baseline.size(); ++i)
+    by_key[bk[i]].push_back(static_cast<int>(i));
   for (size_t i = 0; i < target.size(); ++i) {
     auto it = by_key.find(tk[i]);
     if (it == by_key.end() || it->second.empty()) continue;
     int j = it->second.front();
     it->second.pop_front();
-    if (DTypesComparable(target[i].dtype, baseline[static_cast<size_t>(j)].dtype)) match[i] = j;
+    if (DTypesComparable(target[i].dtype,
+                         baseline[static_cast<size_t>(j)].dtype))
+      match[i] = j;
   }
   return match;
 }

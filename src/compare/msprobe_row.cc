@@ -22,7 +22,9 @@ const char* MsprobeResultName(MsprobeResult r) {
   return "?";
 }
 
-bool IsOutputRow(const OpRow& row) { return row.name.find(".output.") != std::string::npos; }
+bool IsOutputRow(const OpRow& row) {
+  return row.name.find(".output.") != std::string::npos;
+}
 
 bool PyEquals(const PyValue& a, const PyValue& b) {
   bool an = a.is_number() || a.kind() == PyValue::Kind::kBool;

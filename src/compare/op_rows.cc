@@ -14,7 +14,8 @@ constexpr int kMaxDepth = 50;  // msprobe's Const.MAX_DEPTH guards recursion too
 const char* const kStatKeys[4] = {"Max", "Min", "Mean", "Norm"};
 
 std::string Crc32Hex(const std::string& s) {
-  uLong crc = crc32(0L, reinterpret_cast<const Bytef*>(s.data()), static_cast<uInt>(s.size()));
+  uLong crc = crc32(0L, reinterpret_cast<const Bytef*>(s.data()),
+                    static_cast<uInt>(s.size()));
   char buf[16];
   std::snprintf(buf, sizeof(buf), "%08lx", static_cast<unsigned long>(crc));
   return buf;
@@ -91,13 +92,17 @@ void FillValueLeaf(const PyValue& leaf, const std::string& name, OpRow* r) {
     r->shape = value->PyStr();
   } else if (type == "slice") {
     r->dtype = type;
-    size_t n = value->kind() == PyValue::Kind::kList ? value->items().size() : 0;
-    r->shape = value->kind() == PyValue::Kind::kList ? "(" + std::to_string(n) + ",)" : "()";
+    size_t n =
+        value->kind() == PyValue::Kind::kList ? value->items().size() : 0;
+    r->shape = value->kind() == PyValue::Kind::kList
+                   ? "(" + std::to_string(n) + ",)"
+                   : "()";
   } else if (type == "ellipsis") {
     r->dtype = type;
     r->shape = "[]";
     SetAllStats(r, *value);
-  } else if (last == "src" || last == "dst" || last == "group_src" || last == "group_dst") {
+  } else if (last == "src" || last == "dst" || last == "group_src" ||
+             last == "group_dst") {
     r->dtype = type;
     r->shape = "[]";
     SetAllStats(r, PyValue::Str(value->PyStr()));
@@ -163,17 +168,20 @@ void Parse(const Ctx& c, const PyValue& v, const std::string& name, int depth) {
   }
   if (v.kind() == PyValue::Kind::kList) {
     for (size_t i = 0; i < v.items().size(); ++i) {
-      Parse(c, v.items()[i], c.params_grad ? name : name + "." + std::to_string(i), depth + 1);
+      Parse(c, v.items()[i],
+            c.params_grad ? name : name + "." + std::to_string(i), depth + 1);
     }
   } else if (v.kind() == PyValue::Kind::kDict) {
     if (const PyValue* ct = v.Find("class_type");
-        ct && ct->kind() == PyValue::Kind::kStr && ct->as_str() == "torch.distributed.P2POp") {
+        ct && ct->kind() == PyValue::Kind::kStr &&
+        ct->as_str() == "torch.distributed.P2POp") {
       const PyValue* t = v.Find("tensor");
       if (t && t->kind() == PyValue::Kind::kDict) return AddLeaf(c, *t, name);
       return Parse(c, PyValue(), name, depth + 1);
     }
     if (IsLeaf(v)) return AddLeaf(c, v, name);
-    for (const auto& [k, sub] : v.fields()) Parse(c, sub, name + "." + k, depth + 1);
+    for (const auto& [k, sub] : v.fields())
+      Parse(c, sub, name + "." + k, depth + 1);
   }
   // Other scalars directly under an io key are not leaves in msprobe: skipped.
 }
@@ -219,12 +227,14 @@ std::string PyTypeName(const PyValue& v) {
   return "<class 'object'>";
 }
 
-void FlattenEntry(const DumpEntry& entry, size_t entry_index, std::vector<OpRow>* out) {
+void FlattenEntry(const DumpEntry& entry, size_t entry_index,
+                  std::vector<OpRow>* out) {
   const PyValue& v = entry.value;
   if (v.kind() != PyValue::Kind::kDict) return;
   if (IsParamsGradEntry(entry.name)) {
     Ctx c{&entry.name, entry_index, RowState::kParametersGrad, true, out};
-    for (const auto& [k, sub] : v.fields()) Parse(c, sub, entry.name + "." + k, 1);
+    for (const auto& [k, sub] : v.fields())
+      Parse(c, sub, entry.name + "." + k, 1);
     return;
   }
   // Inputs first, then parameters, then outputs (msprobe's reorder_index).
@@ -251,7 +261,8 @@ void FlattenEntry(const DumpEntry& entry, size_t entry_index, std::vector<OpRow>
 std::vector<OpRow> FlattenDump(const DumpFile& dump) {
   std::vector<OpRow> rows;
   rows.reserve(dump.entries.size() * 4);
-  for (size_t i = 0; i < dump.entries.size(); ++i) FlattenEntry(dump.entries[i], i, &rows);
+  for (size_t i = 0; i < dump.entries.size(); ++i)
+    FlattenEntry(dump.entries[i], i, &rows);
   return rows;
 }
 

@@ -12,7 +12,8 @@ OverflowKind ValueKind(const PyValue& v, double limit) {
   } else if (v.kind() == PyValue::Kind::kStr) {
     const std::string& s = v.as_str();
     if (s == "nan" || s == "NaN" || s == "Nan") return OverflowKind::kNan;
-    if (s == "inf" || s == "-inf" || s == "Infinity" || s == "-Infinity") return OverflowKind::kInf;
+    if (s == "inf" || s == "-inf" || s == "Infinity" || s == "-Infinity")
+      return OverflowKind::kInf;
     return OverflowKind::kNone;
   } else {
     return OverflowKind::kNone;
@@ -24,9 +25,12 @@ OverflowKind ValueKind(const PyValue& v, double limit) {
 }
 
 double SaturationLimit(const std::string& dtype) {
-  if (dtype.find("bfloat16") != std::string::npos || dtype == "BFloat16") return kBFloat16Max;
-  if (dtype.find("float16") != std::string::npos || dtype == "Float16") return kHalfMax;
-  if (dtype.find("float32") != std::string::npos || dtype == "Float32") return kHalfMax;
+  if (dtype.find("bfloat16") != std::string::npos || dtype == "BFloat16")
+    return kBFloat16Max;
+  if (dtype.find("float16") != std::string::npos || dtype == "Float16")
+    return kHalfMax;
+  if (dtype.find("float32") != std::string::npos || dtype == "Float32")
+    return kHalfMax;
   return 0;
 }
 

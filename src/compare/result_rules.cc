@@ -27,7 +27,8 @@ std::string LowerTrim(std::string s) {
   size_t b = s.find_first_not_of(" \t\n\r");
   size_t e = s.find_last_not_of(" \t\n\r");
   s = b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (char& c : s)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;
 }
 
@@ -50,8 +51,8 @@ double Str2Float(std::string s) {
 }
 
 // ApiData.get_min_or_max_value over one side's cells.
-double MinOrMax(const std::vector<MsprobeRow*>& rows, const Cell& (*get)(const MsprobeRow&),
-                bool is_min) {
+double MinOrMax(const std::vector<MsprobeRow*>& rows,
+                const Cell& (*get)(const MsprobeRow&), bool is_min) {
   double v = is_min ? 1.0 : 0.0;
   for (const MsprobeRow* r : rows) {
     const Cell& c = get(*r);
@@ -74,15 +75,23 @@ const Cell& OneKOf(const MsprobeRow& r) { return r.metrics[4]; }
 const Cell& NormRelOf(const MsprobeRow& r) { return r.stat_diffs[7]; }
 
 Ignore IgnoreFor(const std::string& entry) {
-  static const std::set<std::string> kAll = {
-      "empty", "empty_like", "numpy", "to", "__setitem__", "empty_with_format",
-      "new_empty_strided", "new_empty", "empty_strided"};
-  static const std::set<std::string> kInputs = {"_reduce_scatter_base", "_all_gather_base",
-                                                "all_to_all_single", "batch_isend_irecv"};
+  static const std::set<std::string> kAll = {"empty",
+                                             "empty_like",
+                                             "numpy",
+                                             "to",
+                                             "__setitem__",
+                                             "empty_with_format",
+                                             "new_empty_strided",
+                                             "new_empty",
+                                             "empty_strided"};
+  static const std::set<std::string> kInputs = {
+      "_reduce_scatter_base", "_all_gather_base", "all_to_all_single",
+      "batch_isend_irecv"};
   size_t a = entry.find('.');
   if (a == std::string::npos) return Ignore::kNone;
   size_t b = entry.find('.', a + 1);
-  std::string api = entry.substr(a + 1, b == std::string::npos ? std::string::npos : b - a - 1);
+  std::string api = entry.substr(
+      a + 1, b == std::string::npos ? std::string::npos : b - a - 1);
   if (kAll.count(api)) return Ignore::kAll;
   if (kInputs.count(api)) return Ignore::kInputs;
   return Ignore::kNone;
@@ -103,9 +112,11 @@ void InfNanCheck(const Group& g, Ignore ig) {
     Cell bmax = r->bench ? StatCell(r->bench->stats[0]) : Cell::Str(kNA);
     Cell bmin = r->bench ? StatCell(r->bench->stats[1]) : Cell::Str(kNA);
     if (IsInfOrNan(bmax) || IsInfOrNan(bmin)) continue;
-    if (IsInfOrNan(StatCell(r->npu->stats[0])) || IsInfOrNan(StatCell(r->npu->stats[1]))) {
+    if (IsInfOrNan(StatCell(r->npu->stats[0])) ||
+        IsInfOrNan(StatCell(r->npu->stats[1]))) {
       Raise(r, MsprobeResult::kError,
-            "error: There is nan/inf/-inf in the maximum or minimum value of NPU.");
+            "error: There is nan/inf/-inf in the maximum or minimum value of "
+            "NPU.");
     }
   }
 }
@@ -114,7 +125,8 @@ void RequiresGradCheck(const Group& g, Ignore ig) {
   for (MsprobeRow* r : Checked(g, ig)) {
     if (!Matched(*r)) continue;
     if (r->npu->requires_grad != r->bench->requires_grad) {
-      Raise(r, MsprobeResult::kError, "error: The Required_Grad of NPU and Bench are inconsistent");
+      Raise(r, MsprobeResult::kError,
+            "error: The Required_Grad of NPU and Bench are inconsistent");
     }
   }
 }
@@ -124,7 +136,8 @@ void ParametersCheck(const Group& g, Ignore ig) {
   for (MsprobeRow* r : g.inputs) {
     if (!Matched(*r)) continue;
     if (r->npu->dtype.find("class") == std::string::npos ||
-        r->bench->dtype.find("class") == std::string::npos || r->npu->shape != "[]") {
+        r->bench->dtype.find("class") == std::string::npos ||
+        r->npu->shape != "[]") {
       continue;
     }
     if (!PyEquals(r->npu->stats[0], r->bench->stats[0])) {
@@ -138,19 +151,23 @@ void DTypeShapeCheck(const Group& g, Ignore ig, bool dtype) {
   for (MsprobeRow* r : Checked(g, ig)) {
     if (!Matched(*r)) continue;
     if (dtype && r->npu->dtype != r->bench->dtype) {
-      Raise(r, MsprobeResult::kError, "error: The dtype of NPU and Bench are inconsistent.");
+      Raise(r, MsprobeResult::kError,
+            "error: The dtype of NPU and Bench are inconsistent.");
     }
     if (!dtype && r->npu->shape != r->bench->shape) {
-      Raise(r, MsprobeResult::kError, "error: The shape of NPU and Bench are inconsistent.");
+      Raise(r, MsprobeResult::kError,
+            "error: The shape of NPU and Bench are inconsistent.");
     }
   }
 }
 
 void OneThousandthCheck(const Group& g, Ignore ig) {
   if (ig != Ignore::kNone || g.outputs.empty()) return;
-  if (MinOrMax(g.inputs, OneKOf, true) > 0.9 && MinOrMax(g.outputs, OneKOf, true) < 0.1) {
+  if (MinOrMax(g.inputs, OneKOf, true) > 0.9 &&
+      MinOrMax(g.outputs, OneKOf, true) < 0.1) {
     Raise(g.outputs[0], MsprobeResult::kError,
-          "error: The input/parameters of One Thousandth Err Ratio > 0.9 while the output < 0.6.");
+          "error: The input/parameters of One Thousandth Err Ratio > 0.9 while "
+          "the output < 0.6.");
   }
 }
 
@@ -160,7 +177,8 @@ void CosineWarnCheck(const Group& g, Ignore ig) {
   double out = MinOrMax(g.outputs, CosineOf, true);
   if (in > 0.9 && in - out > 0.1) {
     Raise(g.outputs[0], MsprobeResult::kWarning,
-          "warning: The input/parameters of Cosine > 0.9, and input/parameters - output > 0.1");
+          "warning: The input/parameters of Cosine > 0.9, and input/parameters "
+          "- output > 0.1");
   }
 }
 
@@ -171,7 +189,8 @@ void RelativeErrCheck(const Group& g, Ignore ig) {
     const Cell& c = NormRelOf(*r);
     double v = c.is_num ? c.num : Str2Float(c.str);
     if (std::fabs(v) > 0.5) {
-      Raise(r, MsprobeResult::kError, "error: The NormRelativeErr of output is greater than 0.5.");
+      Raise(r, MsprobeResult::kError,
+            "error: The NormRelativeErr of output is greater than 0.5.");
     }
   }
 }
@@ -183,7 +202,8 @@ void RelativeWarnCheck(const Group& g, Ignore ig) {
   bool set = in == 0 ? out > 0.1 : out / in > 10;
   if (set) {
     Raise(g.outputs[0], MsprobeResult::kWarning,
-          "warning: The norm relative error of output is 10 times that of input.");
+          "warning: The norm relative error of output is 10 times that of "
+          "input.");
   }
 }
 
@@ -193,7 +213,8 @@ void Crc32Check(const Group& g, Ignore ig) {
     const std::string& b = r->metrics[1].str;
     if (a == b) continue;
     if (a == kNA || a == kNanStr || b == kNA || b == kNanStr) {
-      Raise(r, MsprobeResult::kWarning, "warning: The parameter of NPU does not match the bench.");
+      Raise(r, MsprobeResult::kWarning,
+            "warning: The parameter of NPU does not match the bench.");
     } else {
       Raise(r, MsprobeResult::kError,
             "error: The CRC-32 value of NPU differs from that of the bench.");

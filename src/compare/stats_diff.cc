@@ -15,7 +15,8 @@ namespace {
 enum class Kind { kNan, kInf, kNegInf, kNum, kDevice, kNA, kOther };
 
 std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (char& c : s)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;
 }
 
@@ -46,18 +47,22 @@ Kind Classify(const PyValue& v, double* num) {
   if (l == "-inf" || l == "-infinity") return Kind::kNegInf;
   if (s == kNA) return Kind::kNA;
   if (v.kind() == PyValue::Kind::kStr && ParseNumber(s, num)) return Kind::kNum;
-  if (l.find("npu") != std::string::npos || l.find("cpu") != std::string::npos ||
+  if (l.find("npu") != std::string::npos ||
+      l.find("cpu") != std::string::npos ||
       l.find("cuda") != std::string::npos) {
     return Kind::kDevice;
   }
   return Kind::kOther;
 }
 
-std::pair<Cell, Cell> Both(const char* s) { return {Cell::Str(s), Cell::Str(s)}; }
+std::pair<Cell, Cell> Both(const char* s) {
+  return {Cell::Str(s), Cell::Str(s)};
+}
 
 // Python str() of the value as it sits in msprobe's DataFrame.
 std::string DfStr(const PyValue& v) {
-  if (v.kind() == PyValue::Kind::kFloat && std::isnan(v.as_double())) return kNanStr;
+  if (v.kind() == PyValue::Kind::kFloat && std::isnan(v.as_double()))
+    return kNanStr;
   return v.PyStr();
 }
 
@@ -76,12 +81,14 @@ std::pair<Cell, Cell> StatDiff(const PyValue& npu, const PyValue* bench) {
                       : Cell::Str(PyFloatRepr(std::fabs(diff / b * 100)) + "%");
     return {Cell::Str(PyFloatRepr(diff)), rel};
   }
-  bool special_a = ka == Kind::kNan || ka == Kind::kInf || ka == Kind::kNegInf || ka == Kind::kNum;
-  bool special_b = kb == Kind::kNan || kb == Kind::kInf || kb == Kind::kNegInf || kb == Kind::kNum;
+  bool special_a = ka == Kind::kNan || ka == Kind::kInf ||
+                   ka == Kind::kNegInf || ka == Kind::kNum;
+  bool special_b = kb == Kind::kNan || kb == Kind::kInf ||
+                   kb == Kind::kNegInf || kb == Kind::kNum;
   if (special_a && special_b) {
     if (ka == Kind::kNan || kb == Kind::kNan) return Both(kNanStr);
-    if (ka == Kind::kInf) return Both("inf");       // vs NUM or -INF
-    if (ka == Kind::kNegInf) return Both("-inf");   // vs NUM or INF
+    if (ka == Kind::kInf) return Both("inf");        // vs NUM or -INF
+    if (ka == Kind::kNegInf) return Both("-inf");    // vs NUM or INF
     return Both(kb == Kind::kInf ? "-inf" : "inf");  // NUM vs ±INF
   }
   if (ka == Kind::kDevice && kb == Kind::kDevice) return Both(kNA);
@@ -90,7 +97,8 @@ std::pair<Cell, Cell> StatDiff(const PyValue& npu, const PyValue* bench) {
 
 void ComputeStatDiffs(MsprobeRow* row) {
   for (int i = 0; i < 4; ++i) {
-    auto [diff, rel] = StatDiff(row->npu->stats[i], row->bench ? &row->bench->stats[i] : nullptr);
+    auto [diff, rel] = StatDiff(row->npu->stats[i],
+                                row->bench ? &row->bench->stats[i] : nullptr);
     row->stat_diffs[i] = std::move(diff);
     row->stat_diffs[4 + i] = std::move(rel);
   }

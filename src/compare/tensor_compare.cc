@@ -80,10 +80,12 @@ void CompareScalars(const Tensor& npu, const Tensor& bench, MsprobeRow* row,
     rel = std::fabs((n - d) / d);
   }
   double abs_err = std::fabs(a - b);
-  row->metrics = {Cell::Str(kUnsupported), Cell::Str(kUnsupported), Rounded(abs_err),
-                  Rounded(rel),            Cell::Str(kUnsupported), Cell::Str(kUnsupported)};
+  row->metrics = {Cell::Str(kUnsupported), Cell::Str(kUnsupported),
+                  Rounded(abs_err),        Rounded(rel),
+                  Cell::Str(kUnsupported), Cell::Str(kUnsupported)};
   row->metric_message =
-      "This is type of 0-d tensor, can not calculate 'Cosine', 'EucDist', 'One Thousandth Err "
+      "This is type of 0-d tensor, can not calculate 'Cosine', 'EucDist', 'One "
+      "Thousandth Err "
       "Ratio' and 'Five Thousandths Err Ratio'. ";
   facts->compared = true;
   facts->max_abs_err = abs_err;
@@ -96,11 +98,15 @@ Cell CosineCell(const PairMetrics& m, std::string* msg) {
   double na = std::sqrt(m.sum_a2), nb = std::sqrt(m.sum_b2);
   if (na <= kTinyNorm && nb <= kTinyNorm) return Cell::Num(1.0);
   if (na <= kTinyNorm) {
-    *msg += "Cannot compare by Cosine Similarity, All the data is Zero in npu dump data.";
+    *msg +=
+        "Cannot compare by Cosine Similarity, All the data is Zero in npu dump "
+        "data.";
     return Cell::Str(kNanStr);
   }
   if (nb <= kTinyNorm) {
-    *msg += "Cannot compare by Cosine Similarity, All the data is Zero in Bench dump data.";
+    *msg +=
+        "Cannot compare by Cosine Similarity, All the data is Zero in Bench "
+        "dump data.";
     return Cell::Str(kNanStr);
   }
   double c = m.dot / (na * nb);
@@ -120,13 +126,14 @@ std::vector<int64_t> Squeeze(const std::vector<int64_t>& shape) {
   return out;
 }
 
-void SetAllMetrics(MsprobeRow* row, const char* value, const std::string& message) {
+void SetAllMetrics(MsprobeRow* row, const char* value,
+                   const std::string& message) {
   for (Cell& c : row->metrics) c = Cell::Str(value);
   row->metric_message = message;
 }
 
-TensorPairFacts CompareTensorPair(const Tensor& npu, const Tensor& bench, int threads,
-                                  MsprobeRow* row) {
+TensorPairFacts CompareTensorPair(const Tensor& npu, const Tensor& bench,
+                                  int threads, MsprobeRow* row) {
   TensorPairFacts facts;
   if (npu.numel() == 0 || bench.numel() == 0) {
     SetAllMetrics(row, kUnsupported, "This is empty data, can not compare.");
@@ -134,7 +141,8 @@ TensorPairFacts CompareTensorPair(const Tensor& npu, const Tensor& bench, int th
   }
   std::vector<int64_t> sa = Squeeze(npu.shape()), sb = Squeeze(bench.shape());
   if (sa != sb) {
-    SetAllMetrics(row, kShapeUnmatched, "Shape of NPU and bench tensor do not match. Skipped.");
+    SetAllMetrics(row, kShapeUnmatched,
+                  "Shape of NPU and bench tensor do not match. Skipped.");
     facts.shape_mismatch = true;
     return facts;
   }
@@ -146,19 +154,23 @@ TensorPairFacts CompareTensorPair(const Tensor& npu, const Tensor& bench, int th
   facts.target_nonfinite = m.nan_a + m.inf_a;
   facts.baseline_nonfinite = m.nan_b + m.inf_b;
   if (m.nonfinite_mismatch) {
-    SetAllMetrics(row, kNA, "The position of inf or nan in NPU and bench Tensor do not match.");
+    SetAllMetrics(
+        row, kNA,
+        "The position of inf or nan in NPU and bench Tensor do not match.");
     facts.nonfinite_mismatch = true;
     return facts;
   }
   std::string msg;
-  if (npu.dtype() != bench.dtype()) msg = "Dtype of NPU and bench tensor do not match.";
+  if (npu.dtype() != bench.dtype())
+    msg = "Dtype of NPU and bench tensor do not match.";
   double n = static_cast<double>(m.n);
-  row->metrics = {CosineCell(m, &msg),
-                  Cell::Num(EuclideanDistance(m)),
-                  Rounded(m.max_abs_diff),
-                  Rounded(m.max_rel_err),
-                  Cell::Num(RoundTo12Decimals(static_cast<double>(m.rel_lt_1e3) / n)),
-                  Cell::Num(RoundTo12Decimals(static_cast<double>(m.rel_lt_5e3) / n))};
+  row->metrics = {
+      CosineCell(m, &msg),
+      Cell::Num(EuclideanDistance(m)),
+      Rounded(m.max_abs_diff),
+      Rounded(m.max_rel_err),
+      Cell::Num(RoundTo12Decimals(static_cast<double>(m.rel_lt_1e3) / n)),
+      Cell::Num(RoundTo12Decimals(static_cast<double>(m.rel_lt_5e3) / n))};
   row->metric_message = msg;
   facts.compared = true;
   facts.cosine = Cosine(m);
@@ -166,7 +178,8 @@ TensorPairFacts CompareTensorPair(const Tensor& npu, const Tensor& bench, int th
   facts.max_abs_err = m.max_abs_diff;
   facts.max_rel_err = m.max_rel_err;
   facts.one_thousandth_ratio = static_cast<double>(m.rel_lt_1e3) / n;
-  facts.rel_l2_err = m.sum_b2 > 0 ? std::sqrt(m.sum_d2 / m.sum_b2) : (m.sum_d2 > 0 ? INFINITY : 0);
+  facts.rel_l2_err = m.sum_b2 > 0 ? std::sqrt(m.sum_d2 / m.sum_b2)
+                                  : (m.sum_d2 > 0 ? INFINITY : 0);
   return facts;
 }
 

@@ -19,28 +19,32 @@ std::string DataPath(const DumpFile& dump, const std::string& data_name) {
 
 // Loads and compares one row; a file problem goes to `problem`.
 TensorPairFacts CompareOne(const DumpFile& target, const DumpFile& baseline,
-                           const CompareOptions& options, int threads, MsprobeRow* row,
-                           std::string* problem) {
+                           const CompareOptions& options, int threads,
+                           MsprobeRow* row, std::string* problem) {
   TensorPairFacts facts;
   if (row->bench == nullptr) {
     SetAllMetrics(row, kUnsupported, "Bench api/module unmatched.");
     return facts;
   }
-  bool npu_has = row->npu->data_name != "-1", bench_has = row->bench->data_name != "-1";
+  bool npu_has = row->npu->data_name != "-1",
+       bench_has = row->bench->data_name != "-1";
   if (!npu_has || !bench_has) {
     SetAllMetrics(row, kUnsupported,
-                  !npu_has ? "NPU does not have data file." : "Bench does not have data file.");
+                  !npu_has ? "NPU does not have data file."
+                           : "Bench does not have data file.");
     facts.data_missing = npu_has != bench_has;
     return facts;
   }
   std::string pa = DataPath(target, row->npu->data_name);
   std::string pb = DataPath(baseline, row->bench->data_name);
   StatusOr<Tensor> a = options.load_tensor(pa);
-  StatusOr<Tensor> b = a.ok() ? options.load_tensor(pb) : StatusOr<Tensor>(a.status());
+  StatusOr<Tensor> b =
+      a.ok() ? options.load_tensor(pb) : StatusOr<Tensor>(a.status());
   if (!a.ok() || !b.ok()) {
     const Status& s = !a.ok() ? a.status() : b.status();
-    SetAllMetrics(row, kUnsupported,
-                  "Dump file: " + (!a.ok() ? pa : pb) + " not found or read failed.");
+    SetAllMetrics(
+        row, kUnsupported,
+        "Dump file: " + (!a.ok() ? pa : pb) + " not found or read failed.");
     *problem = row->npu->name + ": " + s.message();
     facts.unreadable = true;
     return facts;
@@ -50,17 +54,18 @@ TensorPairFacts CompareOne(const DumpFile& target, const DumpFile& baseline,
 
 }  // namespace
 
-std::vector<TensorPairFacts> CompareTensorRows(const DumpFile& target, const DumpFile& baseline,
-                                               const CompareOptions& options,
-                                               std::vector<MsprobeRow>* rows,
-                                               std::vector<std::string>* warnings) {
+std::vector<TensorPairFacts> CompareTensorRows(
+    const DumpFile& target, const DumpFile& baseline,
+    const CompareOptions& options, std::vector<MsprobeRow>* rows,
+    std::vector<std::string>* warnings) {
   std::vector<TensorPairFacts> facts(rows->size());
   std::mutex mu;
   std::atomic<size_t> done{0};
   int jobs = std::max(1, options.jobs);
   auto run = [&](size_t i, int threads) {
     std::string problem;
-    facts[i] = CompareOne(target, baseline, options, threads, &(*rows)[i], &problem);
+    facts[i] =
+        CompareOne(target, baseline, options, threads, &(*rows)[i], &problem);
     size_t d = ++done;
     std::lock_guard<std::mutex> lock(mu);
     if (!problem.empty()) warnings->push_back(problem);
@@ -78,8 +83,11 @@ std::vector<TensorPairFacts> CompareTensorRows(const DumpFile& target, const Dum
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return bytes(a) > bytes(b); });
   size_t heavy = 0;
-  for (size_t i : order) heavy += static_cast<size_t>(bytes(i)) >= kBigTensorBytes;
-  int inner = heavy > 0 && heavy < static_cast<size_t>(jobs) ? jobs / static_cast<int>(heavy) : 1;
+  for (size_t i : order)
+    heavy += static_cast<size_t>(bytes(i)) >= kBigTensorBytes;
+  int inner = heavy > 0 && heavy < static_cast<size_t>(jobs)
+                  ? jobs / static_cast<int>(heavy)
+                  : 1;
   ParallelFor(order.size(), jobs, [&](size_t k) { run(order[k], inner); });
   return facts;
 }

@@ -8,7 +8,8 @@
 namespace lockstep {
 namespace {
 
-void Raise(RowVerdict* v, Verdict level, DivergenceReason reason, std::string msg) {
+void Raise(RowVerdict* v, Verdict level, DivergenceReason reason,
+           std::string msg) {
   if (static_cast<int>(level) > static_cast<int>(v->verdict) ||
       (level == v->verdict && v->reason == DivergenceReason::kNone)) {
     v->verdict = level;
@@ -44,14 +45,18 @@ void JudgeStatistics(const MsprobeRow& row, RowVerdict* v) {
   bool a_bad = StatNonFinite(a.stats[0]) || StatNonFinite(a.stats[1]);
   bool b_bad = StatNonFinite(b.stats[0]) || StatNonFinite(b.stats[1]);
   if (a_bad && !b_bad) {
-    bool has_nan = std::isnan(a.stats[0].as_double()) || std::isnan(a.stats[1].as_double());
-    Raise(v, Verdict::kError, has_nan ? DivergenceReason::kNan : DivergenceReason::kOverflow,
-          has_nan ? "nan in target, not in baseline" : "inf in target, not in baseline");
+    bool has_nan = std::isnan(a.stats[0].as_double()) ||
+                   std::isnan(a.stats[1].as_double());
+    Raise(v, Verdict::kError,
+          has_nan ? DivergenceReason::kNan : DivergenceReason::kOverflow,
+          has_nan ? "nan in target, not in baseline"
+                  : "inf in target, not in baseline");
     return;
   }
   if (!a.is_tensor || !b.is_tensor || a_bad || b_bad) return;
   double rtol = RelL2Bound(a.dtype, b.dtype);
-  double scale = std::max(std::fabs(b.stats[0].as_double()), std::fabs(b.stats[1].as_double()));
+  double scale = std::max(std::fabs(b.stats[0].as_double()),
+                          std::fabs(b.stats[1].as_double()));
   static const char* kNames[4] = {"max", "min", "mean", "norm"};
   double worst = 0;
   int worst_k = -1;
@@ -68,14 +73,16 @@ void JudgeStatistics(const MsprobeRow& row, RowVerdict* v) {
   if (worst_k < 0 || worst <= rtol) return;
   std::string msg = std::string(kNames[worst_k]) + " differs by " + Fmt(worst) +
                     " (relative to scale), bound " + Fmt(rtol);
-  Raise(v, worst > 10 * rtol ? Verdict::kError : Verdict::kWarning, DivergenceReason::kPrecision,
-        msg);
+  Raise(v, worst > 10 * rtol ? Verdict::kError : Verdict::kWarning,
+        DivergenceReason::kPrecision, msg);
 }
 
-void JudgeTensor(const MsprobeRow& row, const TensorPairFacts& f, RowVerdict* v) {
+void JudgeTensor(const MsprobeRow& row, const TensorPairFacts& f,
+                 RowVerdict* v) {
   if (f.unreadable || f.data_missing) {
     Raise(v, Verdict::kError, DivergenceReason::kMissing,
-          f.unreadable ? "tensor file unreadable" : "tensor file on one side only");
+          f.unreadable ? "tensor file unreadable"
+                       : "tensor file on one side only");
     return;
   }
   if (f.shape_mismatch) {
@@ -84,30 +91,36 @@ void JudgeTensor(const MsprobeRow& row, const TensorPairFacts& f, RowVerdict* v)
   }
   if (f.nonfinite_mismatch) {
     bool extra = f.target_nonfinite > f.baseline_nonfinite;
-    Raise(v, Verdict::kError, extra ? DivergenceReason::kNan : DivergenceReason::kPrecision,
-          "inf/nan positions differ (target " + std::to_string(f.target_nonfinite) +
-              ", baseline " + std::to_string(f.baseline_nonfinite) + ")");
+    Raise(v, Verdict::kError,
+          extra ? DivergenceReason::kNan : DivergenceReason::kPrecision,
+          "inf/nan positions differ (target " +
+              std::to_string(f.target_nonfinite) + ", baseline " +
+              std::to_string(f.baseline_nonfinite) + ")");
     return;
   }
   if (!f.compared) return;
   double c = f.cosine, e = f.max_abs_err;
   bool cos_ok = !std::isnan(c);
-  if ((cos_ok && c < 0.99 && e > 0.001) || (cos_ok && c < 0.9) || e > 1 || std::isnan(e)) {
+  if ((cos_ok && c < 0.99 && e > 0.001) || (cos_ok && c < 0.9) || e > 1 ||
+      std::isnan(e)) {
     Raise(v, Verdict::kError, DivergenceReason::kPrecision,
-          "cosine " + (cos_ok ? Fmt(c) : std::string("n/a")) + ", max abs err " + Fmt(e));
+          "cosine " + (cos_ok ? Fmt(c) : std::string("n/a")) +
+              ", max abs err " + Fmt(e));
     return;
   }
   double bound = RelL2Bound(row.npu->dtype, row.bench->dtype);
   if (!std::isnan(f.rel_l2_err) && f.rel_l2_err > bound) {
     Raise(v, Verdict::kWarning, DivergenceReason::kPrecision,
-          "relative L2 error " + Fmt(f.rel_l2_err) + " > " + Fmt(bound) + " (1 - cosine " +
-              Fmt(f.one_minus_cos) + ", max abs err " + Fmt(e) + ")");
+          "relative L2 error " + Fmt(f.rel_l2_err) + " > " + Fmt(bound) +
+              " (1 - cosine " + Fmt(f.one_minus_cos) + ", max abs err " +
+              Fmt(e) + ")");
   }
 }
 
 }  // namespace
 
-RowVerdict JudgeRow(CompareMode mode, const MsprobeRow& row, const TensorPairFacts* facts) {
+RowVerdict JudgeRow(CompareMode mode, const MsprobeRow& row,
+                    const TensorPairFacts* facts) {
   RowVerdict v;
   if (row.bench == nullptr) {
     v.verdict = Verdict::kUnmatched;
@@ -117,15 +130,20 @@ RowVerdict JudgeRow(CompareMode mode, const MsprobeRow& row, const TensorPairFac
   }
   const OpRow& a = *row.npu;
   const OpRow& b = *row.bench;
-  if (a.shape != b.shape) Raise(&v, Verdict::kError, DivergenceReason::kShape, "shape " + a.shape + " vs " + b.shape);
-  if (a.dtype != b.dtype) Raise(&v, Verdict::kWarning, DivergenceReason::kDtype, "dtype " + a.dtype + " vs " + b.dtype);
+  if (a.shape != b.shape)
+    Raise(&v, Verdict::kError, DivergenceReason::kShape,
+          "shape " + a.shape + " vs " + b.shape);
+  if (a.dtype != b.dtype)
+    Raise(&v, Verdict::kWarning, DivergenceReason::kDtype,
+          "dtype " + a.dtype + " vs " + b.dtype);
   if (!a.is_tensor && !a.is_null && !PyEquals(a.stats[0], b.stats[0])) {
     Raise(&v, Verdict::kError, DivergenceReason::kPrecision,
           "value " + a.stats[0].PyStr() + " vs " + b.stats[0].PyStr());
   }
   if (mode == CompareMode::kMd5) {
     if (row.metrics[0].str != row.metrics[1].str) {
-      Raise(&v, Verdict::kError, DivergenceReason::kPrecision, "CRC-32 differs");
+      Raise(&v, Verdict::kError, DivergenceReason::kPrecision,
+            "CRC-32 differs");
     }
   } else if (mode == CompareMode::kStatistics || facts == nullptr) {
     JudgeStatistics(row, &v);
@@ -145,14 +163,23 @@ FirstDivergence FindFirstDivergence(const std::vector<CompareRow>& rows) {
     size_t j = i;
     bool inputs_ok = true, any_matched_input = false;
     int bad_output = -1;
-    for (; j < rows.size() && rows[j].entry == rows[i].entry && rows[j].rank == rows[i].rank &&
-           rows[j].step == rows[i].step;
+    for (; j < rows.size() && rows[j].entry == rows[i].entry &&
+           rows[j].rank == rows[i].rank && rows[j].step == rows[i].step;
          ++j) {
       const CompareRow& r = rows[j];
       bool ok = r.verdict == Verdict::kPass;
       if (!ok && !fallback.found) {
-        fallback = {true, r.rank, r.step, r.entry, r.npu_name, r.reason,
-                    "inputs already differ here and no dumped operator before it diverged: the change happened outside the dumped operators (an op left out of the dump, the input data or the weights)", j};
+        fallback = {
+            true,
+            r.rank,
+            r.step,
+            r.entry,
+            r.npu_name,
+            r.reason,
+            "inputs already differ here and no dumped operator before it "
+            "diverged: the change happened outside the dumped operators (an op "
+            "left out of the dump, the input data or the weights)",
+            j};
       }
       if (!r.is_output) {
         any_matched_input |= r.verdict != Verdict::kUnmatched;
@@ -161,17 +188,19 @@ FirstDivergence FindFirstDivergence(const std::vector<CompareRow>& rows) {
         bad_output = static_cast<int>(j);
       }
     }
-    bool fully_unmatched = !any_matched_input && bad_output >= 0 &&
-                           rows[static_cast<size_t>(bad_output)].verdict == Verdict::kUnmatched;
+    bool fully_unmatched =
+        !any_matched_input && bad_output >= 0 &&
+        rows[static_cast<size_t>(bad_output)].verdict == Verdict::kUnmatched;
     if (inputs_ok && bad_output >= 0 && !fully_unmatched) {
       const CompareRow& r = rows[static_cast<size_t>(bad_output)];
       bool better = !best.found || r.step < best.step ||
                     (r.step == best.step && r.rank < best.rank);
       if (better) {
         std::string detail;
-        for (const auto& m : r.messages) detail += (detail.empty() ? "" : "; ") + m;
-        best = {true, r.rank, r.step, r.entry, r.npu_name, r.reason,
-                detail, static_cast<size_t>(bad_output)};
+        for (const auto& m : r.messages)
+          detail += (detail.empty() ? "" : "; ") + m;
+        best = {true,       r.rank,   r.step, r.entry,
+                r.npu_name, r.reason, detail, static_cast<size_t>(bad_output)};
       }
     }
     i = j;

@@ -56,7 +56,8 @@ StatusOr<std::shared_ptr<const MappedFile>> MappedFile::Open(
     // Pre-faulting the whole map in one call is several times cheaper than
     // taking a page fault per 4 KiB while reading (files from the page cache).
     int flags = MAP_PRIVATE | (st.st_size >= (1 << 20) ? MAP_POPULATE : 0);
-    void* p = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, flags, fd, 0);
+    void* p = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, flags,
+                     fd, 0);
     if (p != MAP_FAILED) {
       file->data_ = static_cast<const std::byte*>(p);
       file->size_ = static_cast<size_t>(st.st_size);
@@ -129,7 +130,8 @@ Status WriteFileAtomic(const std::string& path, std::string_view data) {
 Status CreateDirs(const std::string& path) {
   std::error_code ec;
   std::filesystem::create_directories(path, ec);
-  if (ec) return Status::IoError(path, "cannot create directory: " + ec.message());
+  if (ec)
+    return Status::IoError(path, "cannot create directory: " + ec.message());
   return Status::Ok();
 }
 

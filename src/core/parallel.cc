@@ -17,7 +17,8 @@ void ParallelForRange(size_t n, size_t grain, int threads,
   if (n == 0) return;
   grain = std::max<size_t>(grain, 1);
   size_t chunks = (n + grain - 1) / grain;
-  size_t workers = std::min<size_t>(static_cast<size_t>(std::max(threads, 1)), chunks);
+  size_t workers =
+      std::min<size_t>(static_cast<size_t>(std::max(threads, 1)), chunks);
   if (workers <= 1) {
     for (size_t b = 0; b < n; b += grain) fn(b, std::min(n, b + grain));
     return;

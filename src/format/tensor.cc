@@ -2,7 +2,8 @@
 
 namespace lockstep {
 
-Tensor Tensor::FromBytes(DType dtype, std::vector<int64_t> shape, std::string bytes) {
+Tensor Tensor::FromBytes(DType dtype, std::vector<int64_t> shape,
+                         std::string bytes) {
   auto holder = std::make_shared<const std::string>(std::move(bytes));
   const std::byte* p = reinterpret_cast<const std::byte*>(holder->data());
   return Tensor(dtype, std::move(shape), p, std::move(holder));

@@ -16,7 +16,8 @@ bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 const std::array<double, 309>& PowersOfTen() {
   static const std::array<double, 309> table = [] {
     std::array<double, 309> t{};
-    for (int i = 0; i <= 308; ++i) t[i] = std::strtod(("1e" + std::to_string(i)).c_str(), nullptr);
+    for (int i = 0; i <= 308; ++i)
+      t[i] = std::strtod(("1e" + std::to_string(i)).c_str(), nullptr);
     return t;
   }();
   return table;
@@ -41,7 +42,8 @@ std::optional<double> PandasParseFloat(std::string_view s) {
   }
   if (p < n && s[p] == '.') {
     ++p;
-    for (; p < n && digits < kMaxDigits && IsDigit(s[p]); ++p, ++digits, ++decimals) {
+    for (; p < n && digits < kMaxDigits && IsDigit(s[p]);
+         ++p, ++digits, ++decimals) {
       number = number * 10. + (s[p] - '0');
     }
     while (p < n && IsDigit(s[p])) ++p;
@@ -54,7 +56,8 @@ std::optional<double> PandasParseFloat(std::string_view s) {
     bool eneg = false;
     if (p < n && (s[p] == '-' || s[p] == '+')) eneg = s[p++] == '-';
     int e = 0, ed = 0;
-    for (; p < n && ed < kMaxDigits && IsDigit(s[p]); ++p, ++ed) e = e * 10 + (s[p] - '0');
+    for (; p < n && ed < kMaxDigits && IsDigit(s[p]); ++p, ++ed)
+      e = e * 10 + (s[p] - '0');
     if (ed == 0) {
       p = save;
     } else {

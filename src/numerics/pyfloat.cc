@@ -18,7 +18,8 @@ std::string PyFloatRepr(double x) {
   }
   if (x == 0) return out + "0.0";
   char buf[64];
-  auto res = std::to_chars(buf, buf + sizeof(buf), x, std::chars_format::scientific);
+  auto res =
+      std::to_chars(buf, buf + sizeof(buf), x, std::chars_format::scientific);
   std::string_view sci(buf, static_cast<size_t>(res.ptr - buf));
   size_t epos = sci.find('e');
   std::string digits;
@@ -35,7 +36,8 @@ std::string PyFloatRepr(double x) {
       out.append(digits, 1, std::string::npos);
     }
     char ebuf[16];
-    std::snprintf(ebuf, sizeof(ebuf), "e%c%02d", exp10 < 0 ? '-' : '+', std::abs(exp10));
+    std::snprintf(ebuf, sizeof(ebuf), "e%c%02d", exp10 < 0 ? '-' : '+',
+                  std::abs(exp10));
     out.append(ebuf);
   } else if (decpt <= 0) {
     out.append("0.");

@@ -3,7 +3,8 @@
 namespace lockstep {
 
 std::string CsvQuote(std::string_view cell) {
-  if (cell.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(cell);
+  if (cell.find_first_of(",\"\n\r") == std::string_view::npos)
+    return std::string(cell);
   std::string out = "\"";
   for (char c : cell) {
     if (c == '"') out += '"';

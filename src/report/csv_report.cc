@@ -23,17 +23,19 @@ std::string CompareTimestamp() {
   return buf;
 }
 
-std::string RenderCompareCsv(const CompareResult& result, size_t begin, size_t end) {
+std::string RenderCompareCsv(const CompareResult& result, size_t begin,
+                             size_t end) {
   std::string out;
   out.reserve((end - begin) * 256 + 512);
   AppendCsvLine(result.columns, &out);
-  for (size_t i = begin; i < end; ++i) AppendCsvLine(result.rows[i].cells, &out);
+  for (size_t i = begin; i < end; ++i)
+    AppendCsvLine(result.rows[i].cells, &out);
   return out;
 }
 
-StatusOr<std::vector<std::string>> WriteCompareCsv(const CompareResult& result,
-                                                   const std::string& dir,
-                                                   const std::string& timestamp) {
+StatusOr<std::vector<std::string>> WriteCompareCsv(
+    const CompareResult& result, const std::string& dir,
+    const std::string& timestamp) {
   // Rows of one (step, rank) are contiguous.
   std::vector<std::pair<size_t, size_t>> groups;
   std::map<int, int> steps;
@@ -56,11 +58,14 @@ StatusOr<std::vector<std::string>> WriteCompareCsv(const CompareResult& result,
       stem += "rank" + std::to_string(r.rank) + "_";
     }
     stem += timestamp;
-    size_t parts = e - b <= kRowsPerPart ? 1 : (e - b + kRowsPerPart - 1) / kRowsPerPart;
+    size_t parts =
+        e - b <= kRowsPerPart ? 1 : (e - b + kRowsPerPart - 1) / kRowsPerPart;
     for (size_t p = 0; p < parts; ++p) {
       size_t pb = b + p * kRowsPerPart, pe = std::min(e, pb + kRowsPerPart);
-      std::string path = stem + (parts > 1 ? "_part_" + std::to_string(p + 1) : "") + ".csv";
-      LOCKSTEP_RETURN_IF_ERROR(WriteFileAtomic(path, RenderCompareCsv(result, pb, pe)));
+      std::string path =
+          stem + (parts > 1 ? "_part_" + std::to_string(p + 1) : "") + ".csv";
+      LOCKSTEP_RETURN_IF_ERROR(
+          WriteFileAtomic(path, RenderCompareCsv(result, pb, pe)));
       paths.push_back(path);
     }
   }

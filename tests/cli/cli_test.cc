@@ -26,7 +26,8 @@ CmdRun Exec(const std::string& args) {
   if (p == nullptr) return r;
   std::array<char, 4096> buf;
   size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0)
+    r.out.append(buf.data(), n);
   int status = pclose(p);
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return r;
@@ -61,13 +62,15 @@ TEST_F(CliTest, InspectQuickStart) {
 TEST_F(CliTest, InspectMissingPathIsIoError) {
   CmdRun r = Exec("inspect /nonexistent/lockstep_dump");
   EXPECT_EQ(r.code, 3);
-  EXPECT_NE(r.out.find("[E] /nonexistent/lockstep_dump"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("[E] /nonexistent/lockstep_dump"), std::string::npos)
+      << r.out;
 }
 
 TEST_F(CliTest, OverflowFindsInjectedNan) {
   CmdRun r = Exec("overflow " + kFix + "/toy/statC");
   EXPECT_EQ(r.code, 1) << r.out;
-  EXPECT_NE(r.out.find("first: Tensor.__mul__.0.forward"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("first: Tensor.__mul__.0.forward"), std::string::npos)
+      << r.out;
   CmdRun clean = Exec("overflow " + kFix + "/toy/statA");
   EXPECT_EQ(clean.code, 0) << clean.out;
 }
@@ -75,9 +78,12 @@ TEST_F(CliTest, OverflowFindsInjectedNan) {
 TEST_F(CliTest, CompareWritesReportsAndExitsOneOnDivergence) {
   std::string out = ::testing::TempDir() + "lockstep_cli_compare";
   fs::remove_all(out);
-  CmdRun r = Exec("compare " + kFix + "/toy/dumpB " + kFix + "/toy/dumpA -o " + out + " --xlsx");
+  CmdRun r = Exec("compare " + kFix + "/toy/dumpB " + kFix + "/toy/dumpA -o " +
+                  out + " --xlsx");
   EXPECT_EQ(r.code, 1) << r.out;
-  EXPECT_NE(r.out.find("FIRST DIVERGENCE: Functional.relu.0.forward"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("FIRST DIVERGENCE: Functional.relu.0.forward"),
+            std::string::npos)
+      << r.out;
   int csv = 0, xlsx = 0;
   for (const auto& e : fs::directory_iterator(out)) {
     csv += e.path().extension() == ".csv";
@@ -92,7 +98,8 @@ TEST_F(CliTest, CompareWritesReportsAndExitsOneOnDivergence) {
 
 TEST_F(CliTest, CompareIdenticalRunsExitsZero) {
   std::string out = ::testing::TempDir() + "lockstep_cli_same";
-  CmdRun r = Exec("compare " + kFix + "/toy/dumpA " + kFix + "/toy/dumpA -o " + out);
+  CmdRun r =
+      Exec("compare " + kFix + "/toy/dumpA " + kFix + "/toy/dumpA -o " + out);
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("PASS"), std::string::npos) << r.out;
   fs::remove_all(out);
@@ -101,15 +108,21 @@ TEST_F(CliTest, CompareIdenticalRunsExitsZero) {
 TEST_F(CliTest, CompareBadInput) {
   std::string out = ::testing::TempDir() + "lockstep_cli_bad";
   EXPECT_EQ(Exec("compare a b").code, 2);  // -o missing
-  EXPECT_EQ(Exec("compare " + kFix + "/toy/dumpA " + kFix + "/toy/dumpA -o " + out +
-                 " --mode bogus").code, 2);
-  EXPECT_EQ(Exec("compare " + kFix + "/toy/dumpA " + kFix + "/toy/dumpA -o " + out +
-                 " --align --fuzzy-match").code, 2);
-  CmdRun missing = Exec("compare /nonexistent/x " + kFix + "/toy/dumpA -o " + out);
+  EXPECT_EQ(Exec("compare " + kFix + "/toy/dumpA " + kFix + "/toy/dumpA -o " +
+                 out + " --mode bogus")
+                .code,
+            2);
+  EXPECT_EQ(Exec("compare " + kFix + "/toy/dumpA " + kFix + "/toy/dumpA -o " +
+                 out + " --align --fuzzy-match")
+                .code,
+            2);
+  CmdRun missing =
+      Exec("compare /nonexistent/x " + kFix + "/toy/dumpA -o " + out);
   EXPECT_EQ(missing.code, 3);
   EXPECT_NE(missing.out.find("/nonexistent/x"), std::string::npos);
   // Task mismatch (tensor vs statistics) is a usage problem with a note.
-  CmdRun mixed = Exec("compare " + kFix + "/toy/dumpA " + kFix + "/toy/statA -o " + out);
+  CmdRun mixed =
+      Exec("compare " + kFix + "/toy/dumpA " + kFix + "/toy/statA -o " + out);
   EXPECT_EQ(mixed.code, 2) << mixed.out;
   EXPECT_NE(mixed.out.find("--mode"), std::string::npos) << mixed.out;
   fs::remove_all(out);

@@ -42,13 +42,16 @@ TEST(DocCommandsTest, EveryDocumentedCommandRuns) {
   int ran = 0;
   for (const auto& f : files) {
     for (std::string cmd : Commands(f)) {
-      cmd = std::regex_replace(cmd, std::regex(R"((-o|--output|--json|--plot)\s+(\S+))"),
-                               "$1 " + tmp + "/$2");
+      cmd = std::regex_replace(
+          cmd, std::regex(R"((-o|--output|--json|--plot)\s+(\S+))"),
+          "$1 " + tmp + "/$2");
       std::string full = "cd " + src.string() + " && " + LOCKSTEP_BIN_DIR +
-                         cmd.substr(std::string("build/bin").size()) + " > /dev/null 2>&1";
+                         cmd.substr(std::string("build/bin").size()) +
+                         " > /dev/null 2>&1";
       int status = std::system(full.c_str());
       int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-      EXPECT_TRUE(code == 0 || code == 1) << f << ": " << cmd << " exited " << code;
+      EXPECT_TRUE(code == 0 || code == 1)
+          << f << ": " << cmd << " exited " << code;
       ++ran;
     }
   }

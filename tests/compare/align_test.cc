@@ -10,18 +10,21 @@ namespace {
 using Pairs = std::vector<std::pair<size_t, size_t>>;
 
 // Length of the longest common subsequence, by plain DP (the reference).
-size_t LcsLength(const std::vector<std::string>& a, const std::vector<std::string>& b) {
-  std::vector<std::vector<size_t>> t(a.size() + 1, std::vector<size_t>(b.size() + 1));
+size_t LcsLength(const std::vector<std::string>& a,
+                 const std::vector<std::string>& b) {
+  std::vector<std::vector<size_t>> t(a.size() + 1,
+                                     std::vector<size_t>(b.size() + 1));
   for (size_t i = 1; i <= a.size(); ++i) {
     for (size_t j = 1; j <= b.size(); ++j) {
-      t[i][j] = a[i - 1] == b[j - 1] ? t[i - 1][j - 1] + 1 : std::max(t[i - 1][j], t[i][j - 1]);
+      t[i][j] = a[i - 1] == b[j - 1] ? t[i - 1][j - 1] + 1
+                                     : std::max(t[i - 1][j], t[i][j - 1]);
     }
   }
   return t[a.size()][b.size()];
 }
 
-void ExpectValidLcs(const std::vector<std::string>& a, const std::vector<std::string>& b,
-                    const Pairs& p) {
+void ExpectValidLcs(const std::vector<std::string>& a,
+                    const std::vector<std::string>& b, const Pairs& p) {
   for (size_t k = 0; k < p.size(); ++k) {
     ASSERT_LT(p[k].first, a.size());
     ASSERT_LT(p[k].second, b.size());
@@ -64,15 +67,18 @@ TEST(AlignTest, RandomAgainstDynamicProgramming) {
   for (int trial = 0; trial < 300; ++trial) {
     std::vector<std::string> a, b;
     size_t na = rng() % 30, nb = rng() % 30;
-    for (size_t i = 0; i < na; ++i) a.push_back(std::string(1, static_cast<char>('a' + rng() % 4)));
-    for (size_t i = 0; i < nb; ++i) b.push_back(std::string(1, static_cast<char>('a' + rng() % 4)));
+    for (size_t i = 0; i < na; ++i)
+      a.push_back(std::string(1, static_cast<char>('a' + rng() % 4)));
+    for (size_t i = 0; i < nb; ++i)
+      b.push_back(std::string(1, static_cast<char>('a' + rng() % 4)));
     Pairs p;
     ASSERT_TRUE(AlignSequences(a, b, 100, &p));
     ExpectValidLcs(a, b, p);
   }
 }
 
-OpRow Row(const std::string& entry, const std::string& io, const std::string& shape) {
+OpRow Row(const std::string& entry, const std::string& io,
+          const std::string& shape) {
   OpRow r;
   r.entry = entry;
   r.name = entry + "." + io;
@@ -84,16 +90,18 @@ OpRow Row(const std::string& entry, const std::string& io, const std::string& sh
 
 TEST(AlignTest, JitFunctionDumpedOnOneSideOnly) {
   // Target ran an extra scripted op; later call indices shift by one.
-  std::vector<OpRow> t = {Row("Functional.linear.0.forward", "input.0", "[2, 3]"),
-                          Row("Functional.linear.0.forward", "output.0", "[2, 4]"),
-                          Row("Torch.mul.0.forward", "input.0", "[2, 4]"),
-                          Row("Torch.mul.0.forward", "output.0", "[2, 4]"),
-                          Row("Functional.linear.1.forward", "input.0", "[2, 4]"),
-                          Row("Functional.linear.1.forward", "output.0", "[2, 2]")};
-  std::vector<OpRow> b = {Row("Functional.linear.0.forward", "input.0", "[2, 3]"),
-                          Row("Functional.linear.0.forward", "output.0", "[2, 4]"),
-                          Row("Functional.linear.1.forward", "input.0", "[2, 4]"),
-                          Row("Functional.linear.1.forward", "output.0", "[2, 2]")};
+  std::vector<OpRow> t = {
+      Row("Functional.linear.0.forward", "input.0", "[2, 3]"),
+      Row("Functional.linear.0.forward", "output.0", "[2, 4]"),
+      Row("Torch.mul.0.forward", "input.0", "[2, 4]"),
+      Row("Torch.mul.0.forward", "output.0", "[2, 4]"),
+      Row("Functional.linear.1.forward", "input.0", "[2, 4]"),
+      Row("Functional.linear.1.forward", "output.0", "[2, 2]")};
+  std::vector<OpRow> b = {
+      Row("Functional.linear.0.forward", "input.0", "[2, 3]"),
+      Row("Functional.linear.0.forward", "output.0", "[2, 4]"),
+      Row("Functional.linear.1.forward", "input.0", "[2, 4]"),
+      Row("Functional.linear.1.forward", "output.0", "[2, 2]")};
   std::vector<AlignmentGap> gaps;
   std::vector<int> m = AlignRows(t, b, 0, &gaps);
   EXPECT_EQ(m, (std::vector<int>{0, 1, -1, -1, 2, 3}));

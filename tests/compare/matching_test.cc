@@ -5,7 +5,8 @@
 namespace lockstep {
 namespace {
 
-OpRow Row(const std::string& entry, const std::string& io, const std::string& dtype = "torch.float32") {
+OpRow Row(const std::string& entry, const std::string& io,
+          const std::string& dtype = "torch.float32") {
   OpRow r;
   r.entry = entry;
   r.name = entry + "." + io;
@@ -46,8 +47,10 @@ TEST(MatchingTest, DtypeGate) {
 }
 
 TEST(MatchingTest, FuzzyDropsCallIndices) {
-  EXPECT_EQ(FuzzyName("Functional.conv2d.3.forward.input.0"), "Functional.conv2d.forward.input.0");
-  EXPECT_EQ(FuzzyName("Module.conv1.Conv2d.forward.0.input.0"), "Module.conv1.Conv2d.forward.0.input.0");
+  EXPECT_EQ(FuzzyName("Functional.conv2d.3.forward.input.0"),
+            "Functional.conv2d.forward.input.0");
+  EXPECT_EQ(FuzzyName("Module.conv1.Conv2d.forward.0.input.0"),
+            "Module.conv1.Conv2d.forward.0.input.0");
   std::vector<OpRow> t = {Row("Functional.conv2d.7.forward", "input.0"),
                           Row("Functional.conv2d.8.forward", "input.0")};
   std::vector<OpRow> b = {Row("Functional.conv2d.0.forward", "input.0"),
@@ -61,7 +64,8 @@ TEST(MatchingTest, FuzzyDropsCallIndices) {
 TEST(MatchingTest, RenumberParamsGradAcrossSteps) {
   std::vector<OpRow> t = {Row("Module.fc.Linear.parameters_grad.1", "weight")};
   std::vector<OpRow> b = {Row("Module.fc.Linear.parameters_grad.0", "weight")};
-  EXPECT_EQ(MatchRows(t, b, {}), (std::vector<int>{-1}));  // msprobe's behaviour
+  EXPECT_EQ(MatchRows(t, b, {}),
+            (std::vector<int>{-1}));  // msprobe's behaviour
   MatchOptions o;
   o.renumber_params_grad = true;
   EXPECT_EQ(MatchRows(t, b, o), (std::vector<int>{0}));

@@ -5,14 +5,19 @@
 namespace lockstep {
 namespace {
 
-PyValue Tensor(const char* dtype, std::vector<int64_t> shape, double max, const char* data_name = nullptr) {
+PyValue Tensor(const char* dtype, std::vector<int64_t> shape, double max,
+               const char* data_name = nullptr) {
   std::vector<PyValue> s;
   for (int64_t d : shape) s.push_back(PyValue::Int(d));
   std::vector<std::pair<std::string, PyValue>> f = {
-      {"type", PyValue::Str("torch.Tensor")}, {"dtype", PyValue::Str(dtype)},
-      {"shape", PyValue::List(std::move(s))}, {"Max", PyValue::Float(max)},
-      {"Min", PyValue::Float(-max)},          {"Mean", PyValue::Float(0.0)},
-      {"Norm", PyValue::Float(max)},          {"requires_grad", PyValue::Bool(true)}};
+      {"type", PyValue::Str("torch.Tensor")},
+      {"dtype", PyValue::Str(dtype)},
+      {"shape", PyValue::List(std::move(s))},
+      {"Max", PyValue::Float(max)},
+      {"Min", PyValue::Float(-max)},
+      {"Mean", PyValue::Float(0.0)},
+      {"Norm", PyValue::Float(max)},
+      {"requires_grad", PyValue::Bool(true)}};
   if (data_name) f.emplace_back("data_name", PyValue::Str(data_name));
   return PyValue::Dict(std::move(f));
 }
@@ -28,13 +33,20 @@ std::vector<std::string> Names(const std::vector<OpRow>& rows) {
 }
 
 TEST(OpRowsTest, ArgsKwargsParametersOutputsInMsprobeOrder) {
-  DumpEntry e{"Module.fc.Linear.forward.0",
-              PyValue::Dict({{"input_args", PyValue::List({Tensor("torch.float32", {2, 3}, 1.0),
-                                                           PyValue::List({Scalar("int", PyValue::Int(2)),
-                                                                          Scalar("int", PyValue::Int(3))})})},
-                             {"input_kwargs", PyValue::Dict({{"reduction", Scalar("str", PyValue::Str("mean"))}})},
-                             {"output", PyValue::List({Tensor("torch.float32", {2, 4}, 2.0), PyValue()})},
-                             {"parameters", PyValue::Dict({{"weight", Tensor("torch.float32", {4, 3}, 0.5)}})}})};
+  DumpEntry e{
+      "Module.fc.Linear.forward.0",
+      PyValue::Dict(
+          {{"input_args",
+            PyValue::List({Tensor("torch.float32", {2, 3}, 1.0),
+                           PyValue::List({Scalar("int", PyValue::Int(2)),
+                                          Scalar("int", PyValue::Int(3))})})},
+           {"input_kwargs",
+            PyValue::Dict(
+                {{"reduction", Scalar("str", PyValue::Str("mean"))}})},
+           {"output",
+            PyValue::List({Tensor("torch.float32", {2, 4}, 2.0), PyValue()})},
+           {"parameters", PyValue::Dict({{"weight", Tensor("torch.float32",
+                                                           {4, 3}, 0.5)}})}})};
   std::vector<OpRow> rows;
   FlattenEntry(e, 0, &rows);
   EXPECT_EQ(Names(rows), (std::vector<std::string>{
@@ -62,9 +74,12 @@ TEST(OpRowsTest, ArgsKwargsParametersOutputsInMsprobeOrder) {
 }
 
 TEST(OpRowsTest, DataNameGivesTheRowName) {
-  DumpEntry e{"Functional.relu.0.forward",
-              PyValue::Dict({{"input_args", PyValue::List({Tensor("torch.float16", {4}, 1.0,
-                                                                  "Functional.relu.0.forward.input.0.pt")})}})};
+  DumpEntry e{
+      "Functional.relu.0.forward",
+      PyValue::Dict(
+          {{"input_args",
+            PyValue::List({Tensor("torch.float16", {4}, 1.0,
+                                  "Functional.relu.0.forward.input.0.pt")})}})};
   std::vector<OpRow> rows;
   FlattenEntry(e, 3, &rows);
   ASSERT_EQ(rows.size(), 1u);
@@ -75,24 +90,34 @@ TEST(OpRowsTest, DataNameGivesTheRowName) {
 }
 
 TEST(OpRowsTest, ParametersGradAppendsOnlyTheParameterName) {
-  DumpEntry e{"Module.fc.Linear.parameters_grad.0",
-              PyValue::Dict({{"bias", PyValue::List({Tensor("torch.float32", {4}, 1.0)})},
-                             {"weight", PyValue::List({Tensor("torch.float32", {4, 3}, 1.0)})}})};
+  DumpEntry e{
+      "Module.fc.Linear.parameters_grad.0",
+      PyValue::Dict(
+          {{"bias", PyValue::List({Tensor("torch.float32", {4}, 1.0)})},
+           {"weight", PyValue::List({Tensor("torch.float32", {4, 3}, 1.0)})}})};
   std::vector<OpRow> rows;
   FlattenEntry(e, 0, &rows);
-  EXPECT_EQ(Names(rows), (std::vector<std::string>{"Module.fc.Linear.parameters_grad.0.bias",
-                                                   "Module.fc.Linear.parameters_grad.0.weight"}));
+  EXPECT_EQ(Names(rows), (std::vector<std::string>{
+                             "Module.fc.Linear.parameters_grad.0.bias",
+                             "Module.fc.Linear.parameters_grad.0.weight"}));
   EXPECT_EQ(rows[0].state, RowState::kParametersGrad);
 }
 
 TEST(OpRowsTest, SpecialLeafTypes) {
-  DumpEntry e{"Tensor.view.0.forward",
-              PyValue::Dict({{"input_args",
-                              PyValue::List({Scalar("torch.Size", PyValue::List({PyValue::Int(2), PyValue::Int(3)})),
-                                             Scalar("slice", PyValue::List({PyValue::Int(0), PyValue::Int(4), PyValue()})),
-                                             Scalar("float", PyValue::Float(0.1)),
-                                             PyValue::Dict({{"type", PyValue::Str("torch.ProcessGroup")},
-                                                            {"group_ranks", PyValue::List({PyValue::Int(0), PyValue::Int(1)})}})})}})};
+  DumpEntry e{
+      "Tensor.view.0.forward",
+      PyValue::Dict(
+          {{"input_args",
+            PyValue::List(
+                {Scalar("torch.Size",
+                        PyValue::List({PyValue::Int(2), PyValue::Int(3)})),
+                 Scalar("slice", PyValue::List({PyValue::Int(0),
+                                                PyValue::Int(4), PyValue()})),
+                 Scalar("float", PyValue::Float(0.1)),
+                 PyValue::Dict(
+                     {{"type", PyValue::Str("torch.ProcessGroup")},
+                      {"group_ranks", PyValue::List({PyValue::Int(0),
+                                                     PyValue::Int(1)})}})})}})};
   std::vector<OpRow> rows;
   FlattenEntry(e, 0, &rows);
   ASSERT_EQ(rows.size(), 4u);
@@ -110,9 +135,10 @@ TEST(OpRowsTest, SpecialLeafTypes) {
 TEST(OpRowsTest, EmptyContainersGiveNoRowsAndDeepNestingIsBounded) {
   PyValue deep = Tensor("torch.float32", {1}, 1.0);
   for (int i = 0; i < 200; ++i) deep = PyValue::List({deep});
-  DumpEntry e{"X.y.0.forward", PyValue::Dict({{"input_args", PyValue::List({})},
-                                              {"input_kwargs", PyValue::Dict({})},
-                                              {"output", deep}})};
+  DumpEntry e{"X.y.0.forward",
+              PyValue::Dict({{"input_args", PyValue::List({})},
+                             {"input_kwargs", PyValue::Dict({})},
+                             {"output", deep}})};
   std::vector<OpRow> rows;
   FlattenEntry(e, 0, &rows);
   EXPECT_TRUE(rows.empty());  // beyond msprobe's recursion limit

@@ -8,9 +8,12 @@ namespace lockstep {
 namespace {
 
 PyValue T(const char* dtype, double max, double min) {
-  return PyValue::Dict({{"type", PyValue::Str("torch.Tensor")}, {"dtype", PyValue::Str(dtype)},
-                        {"shape", PyValue::List({PyValue::Int(4)})}, {"Max", PyValue::Float(max)},
-                        {"Min", PyValue::Float(min)}, {"Mean", PyValue::Float(0)},
+  return PyValue::Dict({{"type", PyValue::Str("torch.Tensor")},
+                        {"dtype", PyValue::Str(dtype)},
+                        {"shape", PyValue::List({PyValue::Int(4)})},
+                        {"Max", PyValue::Float(max)},
+                        {"Min", PyValue::Float(min)},
+                        {"Mean", PyValue::Float(0)},
                         {"Norm", PyValue::Float(1)}});
 }
 
@@ -21,10 +24,14 @@ DumpEntry Op(const std::string& name, PyValue in, PyValue out) {
 
 TEST(OverflowTest, SaturationNanInfAndOrigin) {
   DumpFile d;
-  d.entries = {Op("Functional.linear.0.forward", T("torch.float16", 1, -1), T("torch.float16", 2, -2)),
-               Op("Functional.mul.0.forward", T("torch.float16", 2, -2), T("torch.float16", 65504, -3)),
-               Op("Functional.exp.0.forward", T("torch.float16", 65504, -3), T("torch.float16", INFINITY, 0)),
-               Op("Functional.log.0.forward", T("torch.bfloat16", 1, 0), T("torch.bfloat16", 3.3895313892515355e38, NAN))};
+  d.entries = {Op("Functional.linear.0.forward", T("torch.float16", 1, -1),
+                  T("torch.float16", 2, -2)),
+               Op("Functional.mul.0.forward", T("torch.float16", 2, -2),
+                  T("torch.float16", 65504, -3)),
+               Op("Functional.exp.0.forward", T("torch.float16", 65504, -3),
+                  T("torch.float16", INFINITY, 0)),
+               Op("Functional.log.0.forward", T("torch.bfloat16", 1, 0),
+                  T("torch.bfloat16", 3.3895313892515355e38, NAN))};
   OverflowReport r = AnalyzeOverflow(d);
   ASSERT_EQ(r.entries.size(), 3u);
   EXPECT_EQ(r.entries[0].entry, "Functional.mul.0.forward");
@@ -36,15 +43,20 @@ TEST(OverflowTest, SaturationNanInfAndOrigin) {
   EXPECT_EQ(r.entries[2].kind, OverflowKind::kNan);  // nan beats saturation
   EXPECT_TRUE(r.entries[2].origin);
   ASSERT_EQ(r.entries[0].inputs.size(), 1u);
-  EXPECT_EQ(r.rows[r.entries[0].inputs[0]].name, "Functional.mul.0.forward.input.0");
+  EXPECT_EQ(r.rows[r.entries[0].inputs[0]].name,
+            "Functional.mul.0.forward.input.0");
 }
 
 TEST(OverflowTest, CleanDumpAndNonTensors) {
   DumpFile d;
-  d.entries = {Op("Functional.add.0.forward", T("torch.float32", 65503.9, -1), T("torch.float32", 1, -1)),
-               {"Functional.pow.0.forward",
-                PyValue::Dict({{"input_args", PyValue::List({PyValue::Dict({{"type", PyValue::Str("float")},
-                                                                            {"value", PyValue::Float(INFINITY)}})})}})}};
+  d.entries = {
+      Op("Functional.add.0.forward", T("torch.float32", 65503.9, -1),
+         T("torch.float32", 1, -1)),
+      {"Functional.pow.0.forward",
+       PyValue::Dict(
+           {{"input_args", PyValue::List({PyValue::Dict(
+                               {{"type", PyValue::Str("float")},
+                                {"value", PyValue::Float(INFINITY)}})})}})}};
   OverflowReport r = AnalyzeOverflow(d);
   EXPECT_TRUE(r.entries.empty());
   EXPECT_EQ(r.first_origin, -1);

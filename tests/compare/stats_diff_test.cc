@@ -14,10 +14,12 @@ std::pair<std::string, std::string> D(const PyValue& a, const PyValue& b) {
 
 // Expected strings are msprobe HEAD's cells (fixtures/msprobe/toy/out_stat).
 TEST(StatsDiffTest, NumbersAsMsprobePrintsThem) {
-  auto [d, r] = D(PyValue::Float(1.462890625), PyValue::Float(1.4633561372756958));
+  auto [d, r] =
+      D(PyValue::Float(1.462890625), PyValue::Float(1.4633561372756958));
   EXPECT_EQ(d, "-0.0004655122756958008");
   EXPECT_EQ(r, "0.031811277093656554%");
-  EXPECT_EQ(D(PyValue::Float(2.5), PyValue::Float(2.5)), std::make_pair(std::string("0"), std::string("0")));
+  EXPECT_EQ(D(PyValue::Float(2.5), PyValue::Float(2.5)),
+            std::make_pair(std::string("0"), std::string("0")));
 }
 
 TEST(StatsDiffTest, SpecialValues) {

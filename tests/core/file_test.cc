@@ -29,7 +29,8 @@ TEST(FileTest, AtomicWriteThenMapAndRead) {
   EXPECT_EQ(*s, data);
   // No temporary left behind.
   int files = 0;
-  for (auto& e : std::filesystem::directory_iterator(dir)) files += e.is_regular_file();
+  for (auto& e : std::filesystem::directory_iterator(dir))
+    files += e.is_regular_file();
   EXPECT_EQ(files, 1);
   std::filesystem::remove_all(dir);
 }
@@ -47,7 +48,8 @@ TEST(FileTest, MissingFileIsNotFoundAndNamesThePath) {
   auto m = MappedFile::Open("/nonexistent/lockstep/x.json");
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(m.status().code(), StatusCode::kNotFound);
-  EXPECT_NE(m.status().message().find("/nonexistent/lockstep/x.json"), std::string::npos);
+  EXPECT_NE(m.status().message().find("/nonexistent/lockstep/x.json"),
+            std::string::npos);
 }
 
 TEST(FileTest, DirectoryIsRejected) {

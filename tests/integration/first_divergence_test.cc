@@ -29,15 +29,16 @@ class FirstDivergenceTest : public ::testing::Test {
   void TearDown() override { fs::remove_all(dir_); }
 
   // Writes baseline and target runs; returns the compare result.
-  CompareResult Compare(const SyntheticRun& target, const SyntheticRun& baseline,
+  CompareResult Compare(const SyntheticRun& target,
+                        const SyntheticRun& baseline,
                         CompareOptions options = {}) {
     std::string t = (dir_ / "target/step0/rank0").string();
     std::string b = (dir_ / "baseline/step0/rank0").string();
     EXPECT_TRUE(WriteSyntheticRun(target, t).ok());
     EXPECT_TRUE(WriteSyntheticRun(baseline, b).ok());
     options.jobs = 2;
-    StatusOr<CompareResult> r =
-        CompareDumpPaths((dir_ / "target").string(), (dir_ / "baseline").string(), options);
+    StatusOr<CompareResult> r = CompareDumpPaths(
+        (dir_ / "target").string(), (dir_ / "baseline").string(), options);
     EXPECT_TRUE(r.ok()) << r.status().ToString();
     return r.ok() ? *r : CompareResult();
   }
@@ -67,27 +68,31 @@ struct Case {
   DivergenceReason reason;
 };
 
-class FaultKinds : public FirstDivergenceTest, public ::testing::WithParamInterface<Case> {};
+class FaultKinds : public FirstDivergenceTest,
+                   public ::testing::WithParamInterface<Case> {};
 
 TEST_P(FaultKinds, FindsInjectedOperator) {
   Case c = GetParam();
-  CompareResult r = Compare(Faulty(c.fault, 3, c.task), SyntheticRun{.task = c.task});
+  CompareResult r =
+      Compare(Faulty(c.fault, 3, c.task), SyntheticRun{.task = c.task});
   ASSERT_TRUE(r.first_divergence.found);
   EXPECT_EQ(r.first_divergence.entry, SyntheticOpName(3));
   EXPECT_EQ(r.first_divergence.reason, c.reason)
-      << DivergenceReasonName(r.first_divergence.reason) << ": " << r.first_divergence.detail;
+      << DivergenceReasonName(r.first_divergence.reason) << ": "
+      << r.first_divergence.detail;
   EXPECT_EQ(r.first_divergence.row, SyntheticOpName(3) + ".output.0");
 }
 
 INSTANTIATE_TEST_SUITE_P(
     All, FaultKinds,
-    ::testing::Values(Case{Fault::kPrecision, "tensor", DivergenceReason::kPrecision},
-                      Case{Fault::kNan, "tensor", DivergenceReason::kNan},
-                      Case{Fault::kShape, "tensor", DivergenceReason::kShape},
-                      Case{Fault::kPrecision, "statistics", DivergenceReason::kPrecision},
-                      Case{Fault::kNan, "statistics", DivergenceReason::kNan},
-                      Case{Fault::kInf, "statistics", DivergenceReason::kOverflow},
-                      Case{Fault::kShape, "statistics", DivergenceReason::kShape}));
+    ::testing::Values(
+        Case{Fault::kPrecision, "tensor", DivergenceReason::kPrecision},
+        Case{Fault::kNan, "tensor", DivergenceReason::kNan},
+        Case{Fault::kShape, "tensor", DivergenceReason::kShape},
+        Case{Fault::kPrecision, "statistics", DivergenceReason::kPrecision},
+        Case{Fault::kNan, "statistics", DivergenceReason::kNan},
+        Case{Fault::kInf, "statistics", DivergenceReason::kOverflow},
+        Case{Fault::kShape, "statistics", DivergenceReason::kShape}));
 
 TEST_F(FirstDivergenceTest, SmallPrecisionLossIsAWarning) {
   SyntheticRun t = Faulty(Fault::kPrecision, 2);
@@ -105,8 +110,8 @@ TEST_F(FirstDivergenceTest, InsertedOpIsAGapWithAlign) {
   ASSERT_EQ(r.gaps.size(), 1u);
   EXPECT_EQ(r.gaps[0].entry, "Torch.jit_fn.0.forward");
   EXPECT_TRUE(r.gaps[0].in_target);
-  EXPECT_EQ(r.summary.unmatched, 2);                 // the inserted op's two rows
-  EXPECT_EQ(r.summary.pass, r.summary.rows - 2);     // everything else lines up
+  EXPECT_EQ(r.summary.unmatched, 2);              // the inserted op's two rows
+  EXPECT_EQ(r.summary.pass, r.summary.rows - 2);  // everything else lines up
 }
 
 TEST_F(FirstDivergenceTest, MissingOpShiftsCallIndicesWithoutAlign) {
@@ -124,7 +129,8 @@ TEST_F(FirstDivergenceTest, Fp16TargetAgainstFp32Baseline) {
   SyntheticRun t;
   t.dtype = DType::kFloat16;
   CompareResult r = Compare(t, SyntheticRun{});
-  EXPECT_EQ(r.summary.unmatched, 0);  // msprobe's dtype gate lets fp16/fp32 pair
+  EXPECT_EQ(r.summary.unmatched,
+            0);  // msprobe's dtype gate lets fp16/fp32 pair
   EXPECT_EQ(r.summary.error, 0);
   EXPECT_GT(r.summary.warning, 0);  // dtype differs
 }
@@ -134,12 +140,15 @@ TEST_F(FirstDivergenceTest, MissingTensorFileMarksOnlyThatRow) {
   std::string b = (dir_ / "baseline/step0/rank0").string();
   ASSERT_TRUE(WriteSyntheticRun(SyntheticRun{}, t).ok());
   ASSERT_TRUE(WriteSyntheticRun(SyntheticRun{}, b).ok());
-  std::string victim = t + "/dump_tensor_data/" + SyntheticOpName(2) + ".output.0.npy";
+  std::string victim =
+      t + "/dump_tensor_data/" + SyntheticOpName(2) + ".output.0.npy";
   ASSERT_TRUE(fs::remove(victim));
-  std::string cut = t + "/dump_tensor_data/" + SyntheticOpName(4) + ".output.0.npy";
+  std::string cut =
+      t + "/dump_tensor_data/" + SyntheticOpName(4) + ".output.0.npy";
   fs::resize_file(cut, 100);
   CompareOptions o;
-  auto r = CompareDumpPaths((dir_ / "target").string(), (dir_ / "baseline").string(), o);
+  auto r = CompareDumpPaths((dir_ / "target").string(),
+                            (dir_ / "baseline").string(), o);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   ASSERT_EQ(r->warnings.size(), 2u);
   EXPECT_NE(r->warnings[0].find(victim), std::string::npos) << r->warnings[0];
@@ -153,22 +162,36 @@ TEST_F(FirstDivergenceTest, MissingTensorFileMarksOnlyThatRow) {
 TEST_F(FirstDivergenceTest, CorruptRankIsSkippedOthersCompare) {
   for (int rank : {0, 1}) {
     std::string sub = "/step0/rank" + std::to_string(rank);
-    ASSERT_TRUE(WriteSyntheticRun(SyntheticRun{}, (dir_ / "target").string() + sub).ok());
-    ASSERT_TRUE(WriteSyntheticRun(SyntheticRun{}, (dir_ / "baseline").string() + sub).ok());
+    ASSERT_TRUE(
+        WriteSyntheticRun(SyntheticRun{}, (dir_ / "target").string() + sub)
+            .ok());
+    ASSERT_TRUE(
+        WriteSyntheticRun(SyntheticRun{}, (dir_ / "baseline").string() + sub)
+            .ok());
   }
-  std::ofstream((dir_ / "target/step0/rank1/dump.json").string()) << "{\"task\": \"tensor\", \"data\": {";
-  auto r = CompareDumpPaths((dir_ / "target").string(), (dir_ / "baseline").string(), {});
+  std::ofstream((dir_ / "target/step0/rank1/dump.json").string())
+      << "{\"task\": \"tensor\", \"data\": {";
+  auto r = CompareDumpPaths((dir_ / "target").string(),
+                            (dir_ / "baseline").string(), {});
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->summary.rows, 16);
   ASSERT_EQ(r->warnings.size(), 1u);
-  EXPECT_NE(r->warnings[0].find("rank1/dump.json"), std::string::npos) << r->warnings[0];
+  EXPECT_NE(r->warnings[0].find("rank1/dump.json"), std::string::npos)
+      << r->warnings[0];
 }
 
 TEST_F(FirstDivergenceTest, RankCountMismatchIsAnError) {
-  ASSERT_TRUE(WriteSyntheticRun(SyntheticRun{}, (dir_ / "target/step0/rank0").string()).ok());
-  ASSERT_TRUE(WriteSyntheticRun(SyntheticRun{}, (dir_ / "target/step0/rank1").string()).ok());
-  ASSERT_TRUE(WriteSyntheticRun(SyntheticRun{}, (dir_ / "baseline/step0/rank0").string()).ok());
-  auto r = CompareDumpPaths((dir_ / "target").string(), (dir_ / "baseline").string(), {});
+  ASSERT_TRUE(
+      WriteSyntheticRun(SyntheticRun{}, (dir_ / "target/step0/rank0").string())
+          .ok());
+  ASSERT_TRUE(
+      WriteSyntheticRun(SyntheticRun{}, (dir_ / "target/step0/rank1").string())
+          .ok());
+  ASSERT_TRUE(WriteSyntheticRun(SyntheticRun{},
+                                (dir_ / "baseline/step0/rank0").string())
+                  .ok());
+  auto r = CompareDumpPaths((dir_ / "target").string(),
+                            (dir_ / "baseline").string(), {});
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("rank-count mismatch"), std::string::npos)
       << r.status().message();

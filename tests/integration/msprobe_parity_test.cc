@@ -19,7 +19,8 @@ namespace {
 
 namespace fs = std::filesystem;
 const std::string kToy = std::string(LOCKSTEP_FIXTURES_DIR) + "/msprobe/toy";
-const std::string kQuick = std::string(LOCKSTEP_FIXTURES_DIR) + "/msprobe/quick_start";
+const std::string kQuick =
+    std::string(LOCKSTEP_FIXTURES_DIR) + "/msprobe/quick_start";
 
 std::string FindFile(const std::string& dir, const std::string& name) {
   for (const auto& e : fs::recursive_directory_iterator(dir)) {
@@ -28,17 +29,20 @@ std::string FindFile(const std::string& dir, const std::string& name) {
   return "";
 }
 
-CompareResult RunCompare(const std::string& target_dir, const std::string& baseline_dir,
-                  const std::string& stack_dir = "") {
+CompareResult RunCompare(const std::string& target_dir,
+                         const std::string& baseline_dir,
+                         const std::string& stack_dir = "") {
   std::string tj = FindFile(target_dir, "dump.json");
   std::string bj = FindFile(baseline_dir, "dump.json");
   auto t = ReadDumpJson(tj);
   auto b = ReadDumpJson(bj);
   EXPECT_TRUE(t.ok()) << t.status().ToString();
   EXPECT_TRUE(b.ok()) << b.status().ToString();
-  std::string sp = FindFile(stack_dir.empty() ? target_dir : stack_dir, "stack.json");
-  StatusOr<StackMap> stack = sp.empty() ? StatusOr<StackMap>(Status::NotFound("stack.json"))
-                                        : ReadStackJson(sp);
+  std::string sp =
+      FindFile(stack_dir.empty() ? target_dir : stack_dir, "stack.json");
+  StatusOr<StackMap> stack =
+      sp.empty() ? StatusOr<StackMap>(Status::NotFound("stack.json"))
+                 : ReadStackJson(sp);
   CompareResult r;
   auto mode = DetectMode(*t, *b);
   EXPECT_TRUE(mode.ok()) << mode.status().ToString();
@@ -72,8 +76,9 @@ void ExpectMatchesCsv(const CompareResult& r, const std::string& csv_dir) {
     for (size_t c = 0; c < got.size(); ++c) {
       if (got[c] != exp[c]) {
         ++bad;
-        ADD_FAILURE() << "row " << i << " (" << exp[0] << ") column '" << want[0][c]
-                      << "': got [" << got[c] << "] want [" << exp[c] << "]";
+        ADD_FAILURE() << "row " << i << " (" << exp[0] << ") column '"
+                      << want[0][c] << "': got [" << got[c] << "] want ["
+                      << exp[c] << "]";
       }
     }
   }
@@ -87,26 +92,33 @@ class ParityTest : public ::testing::Test {
 };
 
 TEST_F(ParityTest, TensorModeFp16Rounding) {
-  ExpectMatchesCsv(RunCompare(kToy + "/dumpB", kToy + "/dumpA"), kToy + "/out_tensor");
+  ExpectMatchesCsv(RunCompare(kToy + "/dumpB", kToy + "/dumpA"),
+                   kToy + "/out_tensor");
 }
 TEST_F(ParityTest, TensorModeNanInf) {
-  ExpectMatchesCsv(RunCompare(kToy + "/tensC", kToy + "/dumpA"), kToy + "/out_tensC");
+  ExpectMatchesCsv(RunCompare(kToy + "/tensC", kToy + "/dumpA"),
+                   kToy + "/out_tensC");
 }
 TEST_F(ParityTest, StatisticsMode) {
-  ExpectMatchesCsv(RunCompare(kToy + "/statB", kToy + "/statA"), kToy + "/out_stat");
+  ExpectMatchesCsv(RunCompare(kToy + "/statB", kToy + "/statA"),
+                   kToy + "/out_stat");
 }
 TEST_F(ParityTest, StatisticsModeNanInf) {
-  ExpectMatchesCsv(RunCompare(kToy + "/statC", kToy + "/statA"), kToy + "/out_statC");
+  ExpectMatchesCsv(RunCompare(kToy + "/statC", kToy + "/statA"),
+                   kToy + "/out_statC");
 }
 TEST_F(ParityTest, Md5Mode) {
-  ExpectMatchesCsv(RunCompare(kToy + "/md5B", kToy + "/md5A"), kToy + "/out_md5");
+  ExpectMatchesCsv(RunCompare(kToy + "/md5B", kToy + "/md5A"),
+                   kToy + "/out_md5");
 }
 TEST_F(ParityTest, UnmatchedAndDtypeGate) {
-  ExpectMatchesCsv(RunCompare(kToy + "/unmatched/npu", kToy + "/unmatched/bench"),
-                   kToy + "/out_unmatched");
+  ExpectMatchesCsv(
+      RunCompare(kToy + "/unmatched/npu", kToy + "/unmatched/bench"),
+      kToy + "/out_unmatched");
 }
 TEST_F(ParityTest, QuickStartStep1VsStep0) {
-  CompareResult r = RunCompare(kQuick + "/step1", kQuick + "/step0", kQuick + "/step0");
+  CompareResult r =
+      RunCompare(kQuick + "/step1", kQuick + "/step0", kQuick + "/step0");
   EXPECT_EQ(r.rows.size(), 2822u);
   EXPECT_EQ(r.summary.msprobe_pass, 2696);
   EXPECT_EQ(r.summary.msprobe_warning, 62);

@@ -16,8 +16,8 @@ TEST(PandasParseTest, DropsDigitsPastSeventeen) {
 }
 
 TEST(PandasParseTest, ShortNumbersAreExact) {
-  for (const char* s : {"1.0", "-2.5", "0.1", "100", "1e-05", "1.66445970536111e-05", "6.0",
-                        "  7 "}) {
+  for (const char* s : {"1.0", "-2.5", "0.1", "100", "1e-05",
+                        "1.66445970536111e-05", "6.0", "  7 "}) {
     auto v = PandasParseFloat(s);
     ASSERT_TRUE(v.has_value()) << s;
     EXPECT_EQ(*v, std::strtod(s, nullptr)) << s;
@@ -42,7 +42,8 @@ TEST(PandasParseTest, RangeEdges) {
   EXPECT_TRUE(std::isinf(*PandasParseFloat("1e400")));
   EXPECT_EQ(*PandasParseFloat("1e-700"), 0.0);
   EXPECT_GT(*PandasParseFloat("4e-320"), 0.0);  // subnormal path
-  EXPECT_FALSE(PandasParseFloat("1e").has_value());  // 'e' without digits is left over
+  EXPECT_FALSE(
+      PandasParseFloat("1e").has_value());  // 'e' without digits is left over
 }
 
 }  // namespace

@@ -31,7 +31,8 @@ TEST(PyFloatTest, ReprMatchesPython) {
 
 TEST(PyFloatTest, RoundTo12Decimals) {
   EXPECT_EQ(RoundTo12Decimals(1.1920928955078125e-07), 1.19209e-07);
-  EXPECT_EQ(PyFloatRepr(RoundTo12Decimals(1.1920928955078125e-07)), "1.19209e-07");
+  EXPECT_EQ(PyFloatRepr(RoundTo12Decimals(1.1920928955078125e-07)),
+            "1.19209e-07");
   EXPECT_EQ(RoundTo12Decimals(0.0004655122756958008), 0.000465512276);
   EXPECT_EQ(RoundTo12Decimals(1e-13), 0.0);
   EXPECT_TRUE(std::isnan(RoundTo12Decimals(std::nan(""))));

@@ -17,14 +17,16 @@ namespace {
 
 const char* const kApis[] = {"linear", "relu", "gelu", "layer_norm", "softmax"};
 
-Tensor MakeTensor(const std::vector<float>& v, DType dtype, std::vector<int64_t> shape) {
+Tensor MakeTensor(const std::vector<float>& v, DType dtype,
+                  std::vector<int64_t> shape) {
   std::string bytes;
   if (dtype == DType::kFloat32) {
     bytes.assign(reinterpret_cast<const char*>(v.data()), v.size() * 4);
   } else {
     std::vector<uint16_t> h(v.size());
     for (size_t i = 0; i < v.size(); ++i) {
-      h[i] = dtype == DType::kFloat16 ? FloatToHalf(v[i]) : FloatToBFloat16(v[i]);
+      h[i] =
+          dtype == DType::kFloat16 ? FloatToHalf(v[i]) : FloatToBFloat16(v[i]);
     }
     bytes.assign(reinterpret_cast<const char*>(h.data()), h.size() * 2);
   }
@@ -33,7 +35,8 @@ Tensor MakeTensor(const std::vector<float>& v, DType dtype, std::vector<int64_t>
 
 PyValue Num(double d) { return PyValue::Float(d); }
 
-StatusOr<PyValue> Leaf(DumpWriter* w, const std::string& stem, const Tensor& t, bool save) {
+StatusOr<PyValue> Leaf(DumpWriter* w, const std::string& stem, const Tensor& t,
+                       bool save) {
   TensorStats s = ComputeTensorStats(t, 1);
   std::vector<PyValue> shape;
   for (int64_t d : t.shape()) shape.push_back(PyValue::Int(d));
@@ -56,7 +59,8 @@ StatusOr<PyValue> Leaf(DumpWriter* w, const std::string& stem, const Tensor& t, 
   return PyValue::Dict(std::move(f));
 }
 
-void ApplyFault(const SyntheticRun& run, std::vector<float>* v, std::vector<int64_t>* shape) {
+void ApplyFault(const SyntheticRun& run, std::vector<float>* v,
+                std::vector<int64_t>* shape) {
   switch (run.fault) {
     case Fault::kPrecision:
       for (float& x : *v) x = static_cast<float>(x * (1 + run.rel));
@@ -80,14 +84,16 @@ void ApplyFault(const SyntheticRun& run, std::vector<float>* v, std::vector<int6
 
 std::string SyntheticOpName(int k) {
   int api = k % 5;
-  return std::string("Functional.") + kApis[api] + "." + std::to_string(k / 5) + ".forward";
+  return std::string("Functional.") + kApis[api] + "." + std::to_string(k / 5) +
+         ".forward";
 }
 
 Status WriteSyntheticRun(const SyntheticRun& run, const std::string& rank_dir) {
   DumpWriterOptions o;
   o.task = run.task;
   o.level = "L1";
-  LOCKSTEP_ASSIGN_OR_RETURN(std::unique_ptr<DumpWriter> w, DumpWriter::Create(rank_dir, o));
+  LOCKSTEP_ASSIGN_OR_RETURN(std::unique_ptr<DumpWriter> w,
+                            DumpWriter::Create(rank_dir, o));
   std::mt19937_64 rng(run.seed);
   std::normal_distribution<float> normal(0.f, 1.f);
   std::vector<float> x(static_cast<size_t>(run.elements));
@@ -95,12 +101,15 @@ Status WriteSyntheticRun(const SyntheticRun& run, const std::string& rank_dir) {
   std::vector<int64_t> shape = {run.elements};
   bool save = run.task == "tensor";
   auto emit = [&](const std::string& name, const std::vector<float>& in_v,
-                  const std::vector<int64_t>& in_s, const std::vector<float>& out_v,
+                  const std::vector<int64_t>& in_s,
+                  const std::vector<float>& out_v,
                   const std::vector<int64_t>& out_s) -> Status {
-    LOCKSTEP_ASSIGN_OR_RETURN(PyValue in, Leaf(w.get(), name + ".input.0",
-                                               MakeTensor(in_v, run.dtype, in_s), save));
-    LOCKSTEP_ASSIGN_OR_RETURN(PyValue out, Leaf(w.get(), name + ".output.0",
-                                                MakeTensor(out_v, run.dtype, out_s), save));
+    LOCKSTEP_ASSIGN_OR_RETURN(PyValue in,
+                              Leaf(w.get(), name + ".input.0",
+                                   MakeTensor(in_v, run.dtype, in_s), save));
+    LOCKSTEP_ASSIGN_OR_RETURN(PyValue out,
+                              Leaf(w.get(), name + ".output.0",
+                                   MakeTensor(out_v, run.dtype, out_s), save));
     w->AddEntry(name, PyValue::Dict({{"input_args", PyValue::List({in})},
                                      {"input_kwargs", PyValue::Dict({})},
                                      {"output", PyValue::List({out})}}));
@@ -110,7 +119,8 @@ Status WriteSyntheticRun(const SyntheticRun& run, const std::string& rank_dir) {
     bool at_fault = k == run.fault_op;
     if (at_fault && run.fault == Fault::kInserted) {
       // An extra op (e.g. a scripted function) that leaves the data as it is.
-      LOCKSTEP_RETURN_IF_ERROR(emit("Torch.jit_fn.0.forward", x, shape, x, shape));
+      LOCKSTEP_RETURN_IF_ERROR(
+          emit("Torch.jit_fn.0.forward", x, shape, x, shape));
     }
     if (at_fault && run.fault == Fault::kMissing) continue;
     std::vector<float> y(x.size());

@@ -18,8 +18,8 @@ namespace lockstep::testing {
 enum class Fault { kNone, kPrecision, kNan, kInf, kShape, kMissing, kInserted };
 
 struct SyntheticRun {
-  int ops = 8;                  // operators in the chain
-  int64_t elements = 1000;      // per tensor
+  int ops = 8;              // operators in the chain
+  int64_t elements = 1000;  // per tensor
   DType dtype = DType::kFloat32;
   uint64_t seed = 1;
   Fault fault = Fault::kNone;

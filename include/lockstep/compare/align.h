@@ -26,14 +26,16 @@ inline constexpr int kMaxAlignEdits = 4000;
 
 // For each target row, the matched baseline row or -1. Entries present on
 // one side only are appended to `gaps` (with `rank`), in stream order.
-std::vector<int> AlignRows(const std::vector<OpRow>& target, const std::vector<OpRow>& baseline,
-                           int rank, std::vector<AlignmentGap>* gaps);
+std::vector<int> AlignRows(const std::vector<OpRow>& target,
+                           const std::vector<OpRow>& baseline, int rank,
+                           std::vector<AlignmentGap>* gaps);
 
 // Myers' diff over two sequences of keys: returns pairs (i, j) of equal
 // elements on one shortest edit script, in order. Returns false (and leaves
 // `pairs` empty) when more than `max_edits` edits are needed.
-bool AlignSequences(const std::vector<std::string>& a, const std::vector<std::string>& b,
-                    int max_edits, std::vector<std::pair<size_t, size_t>>* pairs);
+bool AlignSequences(const std::vector<std::string>& a,
+                    const std::vector<std::string>& b, int max_edits,
+                    std::vector<std::pair<size_t, size_t>>* pairs);
 
 }  // namespace lockstep
 

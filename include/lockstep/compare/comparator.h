@@ -26,8 +26,8 @@ struct CompareOptions {
   bool fuzzy_match = false;         // msprobe -fm
   bool align = false;               // lockstep's sequence alignment
   bool renumber_params_grad = false;
-  int jobs = 1;                     // rows compared in parallel (tensor mode)
-  TensorLoader load_tensor;         // REQUIRES: set for tensor mode
+  int jobs = 1;              // rows compared in parallel (tensor mode)
+  TensorLoader load_tensor;  // REQUIRES: set for tensor mode
   // Called with (rows done, rows total) during tensor mode; may be empty.
   std::function<void(size_t, size_t)> progress;
 };
@@ -44,7 +44,8 @@ struct DumpPair {
 // msprobe's get_dump_mode: tensor task -> tensor; statistics with md5 on both
 // sides -> md5; statistics -> statistics. Errors on a task mismatch or md5 on
 // one side only, naming both files.
-StatusOr<CompareMode> DetectMode(const DumpFile& target, const DumpFile& baseline);
+StatusOr<CompareMode> DetectMode(const DumpFile& target,
+                                 const DumpFile& baseline);
 
 // msprobe HEAD's CSV header for a mode.
 std::vector<std::string> CompareHeader(CompareMode mode, bool with_stack);

@@ -19,7 +19,8 @@ namespace lockstep {
 // with options.load_tensor, or ReadTensorFile when it is empty.
 // The stack column comes from the target's stack.json, or the baseline's when
 // the target has none.
-StatusOr<CompareResult> CompareDumpPaths(const std::string& target, const std::string& baseline,
+StatusOr<CompareResult> CompareDumpPaths(const std::string& target,
+                                         const std::string& baseline,
                                          const CompareOptions& options);
 
 }  // namespace lockstep

@@ -22,10 +22,10 @@ struct RankSummary {
   int64_t entries = 0;
   int64_t forward_entries = 0;
   int64_t backward_entries = 0;
-  int64_t rows = 0;         // compare rows (leaves)
-  int64_t tensors = 0;      // rows with a tensor dtype
-  int64_t tensor_bytes = 0; // sum of dtype size x shape
-  int64_t tensor_files = 0; // files in dump_tensor_data/
+  int64_t rows = 0;          // compare rows (leaves)
+  int64_t tensors = 0;       // rows with a tensor dtype
+  int64_t tensor_bytes = 0;  // sum of dtype size x shape
+  int64_t tensor_files = 0;  // files in dump_tensor_data/
   int64_t tensor_file_bytes = 0;
   std::map<std::string, int64_t> dtypes;  // dtype -> tensors
   bool has_stack = false, has_construct = false;

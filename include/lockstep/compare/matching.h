@@ -27,18 +27,21 @@ struct MatchOptions {
 
 // For each target row, the index of its baseline row, or -1. A baseline row
 // is used at most once.
-std::vector<int> MatchRows(const std::vector<OpRow>& target, const std::vector<OpRow>& baseline,
+std::vector<int> MatchRows(const std::vector<OpRow>& target,
+                           const std::vector<OpRow>& baseline,
                            const MatchOptions& options);
 
 // The key msprobe merges on (exact mode), for each row of one dump.
-std::vector<std::string> CompareKeys(const std::vector<OpRow>& rows, const MatchOptions& options);
+std::vector<std::string> CompareKeys(const std::vector<OpRow>& rows,
+                                     const MatchOptions& options);
 
 // msprobe's Match.rename_api: the call index removed,
 // "Functional.conv2d.3.forward.input.0" -> "Functional.conv2d.forward.input.0".
 std::string FuzzyName(const std::string& row_name);
 
 // True when msprobe's dtype gate lets the two dtypes be compared.
-bool DTypesComparable(const std::string& target_dtype, const std::string& baseline_dtype);
+bool DTypesComparable(const std::string& target_dtype,
+                      const std::string& baseline_dtype);
 
 }  // namespace lockstep
 

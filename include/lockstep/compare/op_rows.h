@@ -23,27 +23,28 @@ const char* RowStateName(RowState s);  // "input", "output", ...
 
 // One compare row of one dump.
 struct OpRow {
-  std::string name;    // "Functional.linear.0.forward.input.0"
-  std::string entry;   // "Functional.linear.0.forward"
+  std::string name;        // "Functional.linear.0.forward.input.0"
+  std::string entry;       // "Functional.linear.0.forward"
   size_t entry_index = 0;  // position of the entry in dump.json
   RowState state = RowState::kInput;
   bool is_null = false;    // the leaf was JSON null
   bool is_tensor = false;  // leaf has a tensor "dtype" (torch/mindspore/numpy)
-  std::string dtype;   // "torch.float32", "<class 'int'>", "None"
-  std::string shape;   // "[10, 4]", "[]", "None"
+  std::string dtype;       // "torch.float32", "<class 'int'>", "None"
+  std::string shape;       // "[10, 4]", "[]", "None"
   // Max, Min, Mean, Norm as Python values (None when absent).
   std::array<PyValue, 4> stats;
   std::string requires_grad;  // "True", "False", or "N/A" when absent
   std::string data_name;      // "-1" when absent
   std::string md5;            // CRC-32 hex ("" when a null leaf)
-  int64_t nbytes = 0;         // tensor bytes from dtype and shape (0 if unknown)
+  int64_t nbytes = 0;  // tensor bytes from dtype and shape (0 if unknown)
 };
 
 // Flattens every entry of `dump` in file order.
 std::vector<OpRow> FlattenDump(const DumpFile& dump);
 
 // Flattens one entry (appends to `out`).
-void FlattenEntry(const DumpEntry& entry, size_t entry_index, std::vector<OpRow>* out);
+void FlattenEntry(const DumpEntry& entry, size_t entry_index,
+                  std::vector<OpRow>* out);
 
 // Python str(type(v)) for a JSON value: "<class 'int'>", "<class 'float'>",
 // "<class 'str'>", "<class 'bool'>", "<class 'NoneType'>", "<class 'list'>",

@@ -30,10 +30,10 @@ OverflowKind RowOverflow(const OpRow& row);
 struct OverflowEntry {
   std::string entry;
   size_t entry_index = 0;
-  bool origin = false;             // inputs clean, outputs overflow
+  bool origin = false;                      // inputs clean, outputs overflow
   OverflowKind kind = OverflowKind::kNone;  // worst over the entry's rows
-  std::vector<size_t> bad_rows;  // indices into OverflowReport::rows
-  std::vector<size_t> inputs;    // the entry's input rows (indices)
+  std::vector<size_t> bad_rows;             // indices into OverflowReport::rows
+  std::vector<size_t> inputs;               // the entry's input rows (indices)
 };
 
 struct OverflowReport {

@@ -20,9 +20,9 @@ namespace lockstep {
 
 // What lockstep learned about a tensor pair beyond msprobe's cells.
 struct TensorPairFacts {
-  bool compared = false;        // metrics were computed
-  bool unreadable = false;      // a tensor file was missing or corrupt
-  bool data_missing = false;    // one side has a tensor file, the other none
+  bool compared = false;      // metrics were computed
+  bool unreadable = false;    // a tensor file was missing or corrupt
+  bool data_missing = false;  // one side has a tensor file, the other none
   bool shape_mismatch = false;
   bool nonfinite_mismatch = false;  // inf/nan at different positions
   int64_t target_nonfinite = 0;
@@ -40,12 +40,13 @@ struct TensorPairFacts {
 std::vector<int64_t> Squeeze(const std::vector<int64_t>& shape);
 
 // Fills row->metrics and row->metric_message for a pair of loaded tensors.
-TensorPairFacts CompareTensorPair(const Tensor& npu, const Tensor& bench, int threads,
-                                  MsprobeRow* row);
+TensorPairFacts CompareTensorPair(const Tensor& npu, const Tensor& bench,
+                                  int threads, MsprobeRow* row);
 
 // Fills the six cells with `value` ("unsupported", "N/A", ...) and sets the
 // message.
-void SetAllMetrics(MsprobeRow* row, const char* value, const std::string& message);
+void SetAllMetrics(MsprobeRow* row, const char* value,
+                   const std::string& message);
 
 }  // namespace lockstep
 

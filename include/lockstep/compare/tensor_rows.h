@@ -20,10 +20,10 @@ namespace lockstep {
 // Fills every row's metrics; returns the facts per row. Problems with files
 // (missing, corrupt) mark that row "unsupported" with a message naming the
 // file, and are also appended to `warnings`.
-std::vector<TensorPairFacts> CompareTensorRows(const DumpFile& target, const DumpFile& baseline,
-                                               const CompareOptions& options,
-                                               std::vector<MsprobeRow>* rows,
-                                               std::vector<std::string>* warnings);
+std::vector<TensorPairFacts> CompareTensorRows(
+    const DumpFile& target, const DumpFile& baseline,
+    const CompareOptions& options, std::vector<MsprobeRow>* rows,
+    std::vector<std::string>* warnings);
 
 }  // namespace lockstep
 

@@ -34,7 +34,8 @@ struct RowVerdict {
 };
 
 // The verdict of one row. `facts` is used in tensor mode (may be null).
-RowVerdict JudgeRow(CompareMode mode, const MsprobeRow& row, const TensorPairFacts* facts);
+RowVerdict JudgeRow(CompareMode mode, const MsprobeRow& row,
+                    const TensorPairFacts* facts);
 
 // The first entry, in execution order within each (step, rank), whose input
 // rows all pass and some output row does not; ties across ranks go to the

@@ -9,7 +9,8 @@ namespace lockstep::internal {
 }  // namespace lockstep::internal
 
 #define LOCKSTEP_CHECK(cond) \
-  ((cond) ? (void)0 : ::lockstep::internal::CheckFailed(#cond, __FILE__, __LINE__))
+  ((cond) ? (void)0          \
+          : ::lockstep::internal::CheckFailed(#cond, __FILE__, __LINE__))
 
 #ifdef NDEBUG
 #define LOCKSTEP_DCHECK(cond) ((void)0)

@@ -19,7 +19,8 @@ namespace lockstep {
 // to reading into memory, e.g. for pipes). Empty files give size() == 0.
 class MappedFile {
  public:
-  static StatusOr<std::shared_ptr<const MappedFile>> Open(const std::string& path);
+  static StatusOr<std::shared_ptr<const MappedFile>> Open(
+      const std::string& path);
   ~MappedFile();
   MappedFile(const MappedFile&) = delete;
   MappedFile& operator=(const MappedFile&) = delete;

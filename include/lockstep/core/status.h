@@ -2,7 +2,8 @@
 // and I/O. Internal invariants use LOCKSTEP_CHECK (core/check.h) instead.
 //
 // A message names the subject and the problem, Polygraphy style:
-//   "dump.json: entry 'Functional.linear.0.forward': shape has 3 dims but 2 strides"
+//   "dump.json: entry 'Functional.linear.0.forward': shape has 3 dims but 2
+//   strides"
 // Thread safety: Status and StatusOr are values; distinct objects may be used
 // from distinct threads without synchronization.
 #ifndef LOCKSTEP_CORE_STATUS_H_
@@ -115,15 +116,16 @@ class [[nodiscard]] StatusOr {
 #define LOCKSTEP_CONCAT_(a, b) LOCKSTEP_CONCAT_INNER_(a, b)
 
 // Returns from the current function if `expr` yields a non-OK Status.
-#define LOCKSTEP_RETURN_IF_ERROR(expr)              \
-  do {                                              \
-    ::lockstep::Status lockstep_status_ = (expr);   \
+#define LOCKSTEP_RETURN_IF_ERROR(expr)                   \
+  do {                                                   \
+    ::lockstep::Status lockstep_status_ = (expr);        \
     if (!lockstep_status_.ok()) return lockstep_status_; \
   } while (0)
 
 // `lhs = value of expr`, or returns its error Status.
-#define LOCKSTEP_ASSIGN_OR_RETURN(lhs, expr) \
-  LOCKSTEP_ASSIGN_OR_RETURN_IMPL_(LOCKSTEP_CONCAT_(lockstep_sor_, __LINE__), lhs, expr)
+#define LOCKSTEP_ASSIGN_OR_RETURN(lhs, expr)                                 \
+  LOCKSTEP_ASSIGN_OR_RETURN_IMPL_(LOCKSTEP_CONCAT_(lockstep_sor_, __LINE__), \
+                                  lhs, expr)
 #define LOCKSTEP_ASSIGN_OR_RETURN_IMPL_(tmp, lhs, expr) \
   auto tmp = (expr);                                    \
   if (!tmp.ok()) return tmp.status();                   \

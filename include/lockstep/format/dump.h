@@ -28,13 +28,13 @@ struct DumpEntry {
 
 // One dump.json.
 struct DumpFile {
-  std::string path;           // the dump.json file
-  std::string dir;            // the directory holding it (rank dir)
-  std::string task;           // "tensor", "statistics", "structure", ...
-  std::string level;          // "L0", "L1", "mix", ...
-  std::string framework;      // "pytorch" when absent (msprobe's default)
+  std::string path;       // the dump.json file
+  std::string dir;        // the directory holding it (rank dir)
+  std::string task;       // "tensor", "statistics", "structure", ...
+  std::string level;      // "L0", "L1", "mix", ...
+  std::string framework;  // "pytorch" when absent (msprobe's default)
   bool framework_given = false;
-  std::string dump_data_dir;  // "" when null or absent
+  std::string dump_data_dir;       // "" when null or absent
   std::vector<DumpEntry> entries;  // file (execution) order
   // Other top-level keys, in file order, kept so that a dump read and written
   // back loses nothing. Written after "dump_data_dir", before "data".

@@ -29,14 +29,18 @@ class PyValue {
 
   Kind kind() const { return kind_; }
   bool is_none() const { return kind_ == Kind::kNone; }
-  bool is_number() const { return kind_ == Kind::kInt || kind_ == Kind::kFloat; }
+  bool is_number() const {
+    return kind_ == Kind::kInt || kind_ == Kind::kFloat;
+  }
   bool as_bool() const { return b_; }
   int64_t as_int() const { return i_; }
   // Int or float as double; NaN for other kinds.
   double as_double() const;
   const std::string& as_str() const { return s_; }
   const std::vector<PyValue>& items() const { return items_; }
-  const std::vector<std::pair<std::string, PyValue>>& fields() const { return fields_; }
+  const std::vector<std::pair<std::string, PyValue>>& fields() const {
+    return fields_;
+  }
   // Dict lookup; nullptr when absent or not a dict.
   const PyValue* Find(std::string_view key) const;
 
@@ -46,7 +50,8 @@ class PyValue {
   std::vector<PyValue> TakeItems();
   std::vector<std::pair<std::string, PyValue>> TakeFields();
 
-  // Python str(value): "None", "True", "2", "0.5", "abc", "[1, 'a']", "{'k': 1}".
+  // Python str(value): "None", "True", "2", "0.5", "abc", "[1, 'a']", "{'k':
+  // 1}".
   std::string PyStr() const;
   // Python repr(value): like PyStr but strings are quoted: "'abc'".
   std::string PyRepr() const;

@@ -23,18 +23,26 @@ class Tensor {
   // little-endian, and stays valid while `owner` lives.
   Tensor(DType dtype, std::vector<int64_t> shape, const std::byte* data,
          std::shared_ptr<const void> owner)
-      : dtype_(dtype), shape_(std::move(shape)), data_(data), owner_(std::move(owner)) {}
+      : dtype_(dtype),
+        shape_(std::move(shape)),
+        data_(data),
+        owner_(std::move(owner)) {}
 
   // A tensor owning a copy of `bytes`.
-  static Tensor FromBytes(DType dtype, std::vector<int64_t> shape, std::string bytes);
+  static Tensor FromBytes(DType dtype, std::vector<int64_t> shape,
+                          std::string bytes);
 
   DType dtype() const { return dtype_; }
   const std::vector<int64_t>& shape() const { return shape_; }
   int64_t numel() const;
-  size_t nbytes() const { return static_cast<size_t>(numel()) * DTypeSize(dtype_); }
+  size_t nbytes() const {
+    return static_cast<size_t>(numel()) * DTypeSize(dtype_);
+  }
   const std::byte* data() const { return data_; }
   template <typename T>
-  const T* data_as() const { return reinterpret_cast<const T*>(data_); }
+  const T* data_as() const {
+    return reinterpret_cast<const T*>(data_);
+  }
 
  private:
   DType dtype_ = DType::kFloat32;

@@ -20,12 +20,13 @@ std::string CompareTimestamp();
 
 // Writes the CSV file(s) into `dir` (which must exist) atomically; returns
 // the paths written.
-StatusOr<std::vector<std::string>> WriteCompareCsv(const CompareResult& result,
-                                                   const std::string& dir,
-                                                   const std::string& timestamp);
+StatusOr<std::vector<std::string>> WriteCompareCsv(
+    const CompareResult& result, const std::string& dir,
+    const std::string& timestamp);
 
 // The CSV text of the given rows (header included).
-std::string RenderCompareCsv(const CompareResult& result, size_t begin, size_t end);
+std::string RenderCompareCsv(const CompareResult& result, size_t begin,
+                             size_t end);
 
 }  // namespace lockstep
 
