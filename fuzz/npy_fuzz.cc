@@ -27,7 +27,8 @@ uint64_t Checksum(const lockstep::Tensor& t) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // A heap copy of exactly `size` bytes, so that ASan sees any overread,
   // read both zero-copy (with an owner) and copied.
-  auto bytes = std::make_shared<const std::string>(reinterpret_cast<const char*>(data), size);
+  auto bytes = std::make_shared<const std::string>(
+      reinterpret_cast<const char*>(data), size);
   auto viewed = lockstep::ReadNpyFromBuffer(*bytes, "fuzz.npy", bytes);
   auto copied = lockstep::ReadNpyFromBuffer(*bytes, "fuzz.npy");
   Require(viewed.ok() == copied.ok());
@@ -38,7 +39,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   opt.bfloat16 = lockstep::NpyBFloat16::kDescrBFloat16;
   std::string encoded = lockstep::EncodeNpy(*viewed, opt);
   auto back = lockstep::ReadNpyFromBuffer(encoded, "encoded.npy");
-  Require(back.ok() && back->dtype() == viewed->dtype() && back->shape() == viewed->shape());
+  Require(back.ok() && back->dtype() == viewed->dtype() &&
+          back->shape() == viewed->shape());
   Require(Checksum(*back) == sum);
   return 0;
 }

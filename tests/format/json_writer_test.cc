@@ -85,6 +85,15 @@ TEST(JsonWriterTest, IndentedAndCompactLayout) {
   EXPECT_EQ(piece, "[\n   1\n  ]");
 }
 
+// Found by dump_json_fuzz: rapidjson keeps a lone low surrogate escape as
+// 3 bytes that are not UTF-8, and the writer used to turn them into \ufffd.
+TEST(JsonWriterTest, LoneLowSurrogateInAKeyRoundTrips) {
+  std::string text = R"({"ld\ude00evel": "x\udc00"})";
+  PyValue v = MustParse(text);
+  EXPECT_EQ(ToPyJson(v, -1), text);
+  EXPECT_TRUE(MustParse(ToPyJson(v, 1)) == v);
+}
+
 // Python's json.dump of a document of hard cases (make_expected.py).
 TEST(JsonWriterTest, TrickyDocumentIsByteIdenticalToPython) {
   std::string indented = Slurp(kData + "/tricky.indent1.json");

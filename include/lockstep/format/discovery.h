@@ -2,7 +2,8 @@
 // (reference/msprobe.md §2.1), and pairing two runs' dumps step by step and
 // rank by rank as msprobe's compare does (§3.1).
 //
-//   {root}/step{N}/rank{R}/dump.json       (rank dirs: ^rank(?:0|[1-9][0-9]*)?$)
+//   {root}/step{N}/rank{R}/dump.json       (rank dirs:
+//   ^rank(?:0|[1-9][0-9]*)?$)
 //                 /proc{pid}/dump.json     (no torch.distributed: one process)
 //
 // The path may be a dump.json file, a rank dir (holding dump.json), a step
@@ -75,7 +76,7 @@ struct RankPair {
 };
 
 struct LayoutPairing {
-  std::vector<RankPair> pairs;  // by step, then rank position
+  std::vector<RankPair> pairs;               // by step, then rank position
   std::vector<int64_t> target_only_steps;    // steps with no baseline
   std::vector<int64_t> baseline_only_steps;  // steps with no target
 };

@@ -9,19 +9,24 @@
 //     and takes the last value, as a Python dict does;
 //   - strings are UTF-8; \uXXXX escapes (with surrogate pairs) are decoded.
 //
-// Differences from Python, all on inputs no dump writer produces: literals
-// beyond the double range with more than ~308 digits or an exponent above
-// ~308 (Python: inf or a huge int) and lone high surrogate escapes
-// ("\ud800" not followed by a low one) are rejected as Corruption (a lone
-// low surrogate, "\udc00", is kept as its 3-byte "WTF-8" form, which
-// json_writer.h writes back as "\udc00", as Python does); nesting is limited to kMaxJsonDepth levels
-// (Python: RecursionError near 1000); invalid UTF-8 is rejected (as Python's
-// UTF-8 decoding of the file would be).
+// Differences from Python, all on inputs no dump writer produces:
+//   - literals beyond the double range with more than ~308 digits or an
+//     exponent above ~308 are rejected as Corruption (Python: inf or a huge
+//     int);
+//   - a lone high surrogate escape ("\ud800" not followed by a low one) is
+//     rejected; a lone low one ("\udc00") is kept as its 3-byte "WTF-8"
+//     form, which json_writer.h writes back as "\udc00", as Python does;
+//   - nesting is limited to kMaxJsonDepth levels (Python: RecursionError
+//     near 1000);
+//   - invalid UTF-8 is rejected (as Python's decoding of the file would be).
 //
 // Errors are Corruption and give the place, Python style, plus the open
 // containers around it:
 //   "x.json: line 3 column 5 (char 20): Missing a comma or ']' after an array
-//    element, inside ['data']['Functional.linear.0.forward']['output']"
+//    element, inside ['data']['Functional.linear.0.forward']['output'],
+//    after the element [0]"
+// The column is where the text stops making sense (Python points at the
+// start of the bad value instead).
 // Text that ends in the middle of a value is reported as truncated, with the
 // containers left open and how many complete members the outermost one had.
 //

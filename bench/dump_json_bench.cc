@@ -1,0 +1,59 @@
+// Reading and writing msprobe's dump.json: the quick_start fixture (695 KB,
+// 760 entries). Fixtures are found beside the checkout (../shared/fixtures),
+// or at $LOCKSTEP_FIXTURES_DIR.
+#include <benchmark/benchmark.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "lockstep/core/file.h"
+#include "lockstep/format/dump_reader.h"
+#include "lockstep/format/dump_writer.h"
+
+namespace {
+
+std::string QuickStartDump() {
+  const char* env = std::getenv("LOCKSTEP_FIXTURES_DIR");
+  std::filesystem::path fixtures = env ? std::filesystem::path(env)
+                                       : std::filesystem::path(__FILE__)
+                                                 .parent_path()
+                                                 .parent_path()
+                                                 .parent_path() /
+                                             "shared" / "fixtures";
+  return (fixtures / "msprobe/quick_start/step0/proc2016/dump.json").string();
+}
+
+void BM_ReadDumpJson(benchmark::State& state) {
+  std::string path = QuickStartDump();
+  for (auto _ : state) {
+    auto d = lockstep::ReadDumpJson(path);
+    if (!d.ok()) {
+      state.SkipWithError(d.status().ToString().c_str());
+      return;
+    }
+    benchmark::DoNotOptimize(d->entries.size());
+  }
+  state.SetBytesProcessed(state.iterations() * 695347);
+}
+BENCHMARK(BM_ReadDumpJson)->Unit(benchmark::kMillisecond);
+
+void BM_EncodeDumpJson(benchmark::State& state) {
+  auto d = lockstep::ReadDumpJson(QuickStartDump());
+  if (!d.ok()) {
+    state.SkipWithError(d.status().ToString().c_str());
+    return;
+  }
+  size_t bytes = 0;
+  for (auto _ : state) {
+    std::string text = lockstep::EncodeDumpJson(*d);
+    bytes = text.size();
+    benchmark::DoNotOptimize(text.data());
+  }
+  state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(bytes));
+}
+BENCHMARK(BM_EncodeDumpJson)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();
