@@ -37,6 +37,7 @@ std::string ErrorOf(std::string_view text) {
 TEST(DumpCorruptionTest, EveryTruncationOfTheToyDumpIsReported) {
   std::string text = Slurp(kToyDump);
   size_t end = text.find_last_of('}');
+  ASSERT_NE(end, std::string::npos) << "cannot read " << kToyDump;
   for (size_t n = 0; n <= end; ++n) {
     std::string msg = ErrorOf(std::string_view(text).substr(0, n));
     bool says = msg.find("truncated at line") != std::string::npos ||
