@@ -46,6 +46,7 @@ TensorPairFacts CompareOne(const DumpFile& target, const DumpFile& baseline,
         row, kUnsupported,
         "Dump file: " + (!a.ok() ? pa : pb) + " not found or read failed.");
     *problem = row->npu->name + ": " + s.message();
+    row->metric_message += " " + s.message();
     facts.unreadable = true;
     return facts;
   }

@@ -157,6 +157,14 @@ TEST_F(FirstDivergenceTest, MissingTensorFileMarksOnlyThatRow) {
   for (const auto& row : r->rows) unsupported += row.cells[8] == "unsupported";
   EXPECT_EQ(unsupported, 2);
   EXPECT_EQ(r->summary.pass, r->summary.rows - 2);
+  // The bad rows themselves say why.
+  for (const auto& row : r->rows) {
+    if (row.cells[8] != "unsupported") continue;
+    EXPECT_EQ(row.verdict, Verdict::kError);
+    std::string all;
+    for (const auto& m : row.messages) all += m + "\n";
+    EXPECT_NE(all.find("not found or read failed"), std::string::npos) << all;
+  }
 }
 
 TEST_F(FirstDivergenceTest, CorruptRankIsSkippedOthersCompare) {
