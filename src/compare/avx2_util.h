@@ -77,7 +77,7 @@ struct F64Src {
     return _mm256_loadu_pd(p);
   }
   LOCKSTEP_AVX2 static __m256d Load4(const double* p) {
-    return _mm256_loadu_pd(p);
+    return LoadFast4(p, nullptr);
   }
   LOCKSTEP_AVX2 static bool Exact(__m256i) { return true; }
   static double One(const double* p) { return *p; }
@@ -89,18 +89,6 @@ struct F64Src {
 // lane. (One constant only: the kernels are short of registers.)
 struct I64Src {
   using Elem = int64_t;
-  LOCKSTEP_AVX2 static __m256d Load4(const int64_t* p) {
-    const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
-    const __m256i magic = _mm256_set1_epi64x(0x4338000000000000LL);
-    __m256i y = _mm256_add_epi64(x, magic);
-    __m256i top = _mm256_srli_epi64(_mm256_xor_si256(y, magic), 52);
-    if (__builtin_expect(!_mm256_testz_si256(top, top), 0)) {
-      return _mm256_setr_pd(
-          static_cast<double>(p[0]), static_cast<double>(p[1]),
-          static_cast<double>(p[2]), static_cast<double>(p[3]));
-    }
-    return _mm256_sub_pd(_mm256_castsi256_pd(y), _mm256_castsi256_pd(magic));
-  }
   LOCKSTEP_AVX2 static __m256d LoadFast4(const int64_t* p, __m256i* bad) {
     const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
     const __m256i magic = _mm256_set1_epi64x(0x4338000000000000LL);
@@ -112,6 +100,13 @@ struct I64Src {
   LOCKSTEP_AVX2 static bool Exact(__m256i bad) {
     __m256i top = _mm256_srli_epi64(bad, 52);
     return _mm256_testz_si256(top, top);
+  }
+  LOCKSTEP_AVX2 static __m256d Load4(const int64_t* p) {
+    __m256i bad = _mm256_setzero_si256();
+    __m256d v = LoadFast4(p, &bad);
+    if (__builtin_expect(Exact(bad), 1)) return v;
+    return _mm256_setr_pd(static_cast<double>(p[0]), static_cast<double>(p[1]),
+                          static_cast<double>(p[2]), static_cast<double>(p[3]));
   }
   static double One(const int64_t* p) { return static_cast<double>(*p); }
 };
