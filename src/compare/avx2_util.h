@@ -226,7 +226,9 @@ LOCKSTEP_AVX2 __attribute__((noinline)) void AddSpan(K* k, size_t i,
 //   kGroup            elements per vector step;
 //   Lanes lanes       its vector accumulators (copyable);
 //   Add(i)            adds the group at i to `lanes`, not looking for NaN/inf;
-//   Finite()          false if a NaN or inf has reached `lanes`;
+//   Finite()          false if the span must be redone with Checked: a NaN
+//                     or inf has reached `lanes`, or a fast load was inexact
+//                     (false alarms, e.g. overflowing sums, only cost time);
 //   Checked(i)        adds the group at i, sending non-finite ones to Scalar;
 //   Scalar(i)         adds element i with the scalar arithmetic;
 //   Flush()           moves `lanes` into the result.
