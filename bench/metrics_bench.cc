@@ -38,13 +38,19 @@ struct Side {
   void* data() { return words.get(); }
 };
 
+// Fills a with normal values (standard deviation `scale`) and b with
+// a * (1 + 0.001 * normal), both encoded as T: a realistic compare, finite.
 template <typename T>
-void Fill(Side* side, double scale, uint64_t seed, T (*encode)(double)) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<double> normal(0.0, scale);
-  T* p = static_cast<T*>(side->data());
-  for (size_t i = 0; i < kBytesPerSide / sizeof(T); ++i)
-    p[i] = encode(normal(rng));
+void Fill(Side* a, Side* b, double scale, T (*encode)(double)) {
+  std::mt19937_64 rng(1);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  T* pa = static_cast<T*>(a->data());
+  T* pb = static_cast<T*>(b->data());
+  for (size_t i = 0; i < kBytesPerSide / sizeof(T); ++i) {
+    double x = scale * normal(rng);
+    pa[i] = encode(x);
+    pb[i] = encode(x * (1 + 1e-3 * normal(rng)));
+  }
 }
 
 uint64_t MemRead(const void* a, const void* b, size_t bytes, size_t chunk_bytes,
@@ -66,23 +72,23 @@ struct Pair {
   }
 };
 
-void FillSide(DType t, Side* side, uint64_t seed) {
+void FillPair(DType t, Pair* p) {
   switch (t) {
     case DType::kFloat32:
-      return Fill<float>(side, 1, seed,
+      return Fill<float>(&p->a, &p->b, 1,
                          [](double x) { return static_cast<float>(x); });
     case DType::kFloat16:
-      return Fill<uint16_t>(side, 1, seed, [](double x) {
+      return Fill<uint16_t>(&p->a, &p->b, 1, [](double x) {
         return FloatToHalf(static_cast<float>(x));
       });
     case DType::kBFloat16:
-      return Fill<uint16_t>(side, 1, seed, [](double x) {
+      return Fill<uint16_t>(&p->a, &p->b, 1, [](double x) {
         return FloatToBFloat16(static_cast<float>(x));
       });
     case DType::kFloat64:
-      return Fill<double>(side, 1, seed, [](double x) { return x; });
-    default:
-      return Fill<int64_t>(side, 1e6, seed,
+      return Fill<double>(&p->a, &p->b, 1, [](double x) { return x; });
+    default:  // int64: values ~1e6
+      return Fill<int64_t>(&p->a, &p->b, 1e6,
                            [](double x) { return static_cast<int64_t>(x); });
   }
 }
@@ -94,11 +100,7 @@ Pair& GetPair(DType t) {
     p = std::make_unique<Pair>();
     p->elem_size = DTypeSize(t);
     p->n = kBytesPerSide / p->elem_size;
-    FillSide(t, &p->a, 1);
-    FillSide(t, &p->b, 1);
-    // Perturb b slightly so the pair is not identical: flip low bits.
-    auto* w = static_cast<uint8_t*>(p->b.data());
-    for (size_t i = 0; i < kBytesPerSide; i += 7) w[i] ^= 1;
+    FillPair(t, p.get());
   }
   return *p;
 }

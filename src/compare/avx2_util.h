@@ -82,13 +82,29 @@ struct F64Src {
   LOCKSTEP_AVX2 static bool Exact(__m256i) { return true; }
   static double One(const double* p) { return *p; }
 };
-// int64 -> double rounded to nearest like a C cast (numpy's astype). Values
-// in [-2^51, 2^51) convert exactly with the "magic number" M = 1.5 * 2^52:
-// the bits x + M are the double M + x, and exactly then the top 12 bits of
-// x + M are those of M. A group holding larger magnitudes converts lane by
-// lane. (One constant only: the kernels are short of registers.)
+// int64 -> double rounded to nearest like a C cast (numpy's astype).
 struct I64Src {
   using Elem = int64_t;
+  // Exact for the whole range without AVX-512: x = h * 2^48 + l with
+  // h = x >> 48 (signed) and l the low 48 bits; both become doubles exactly
+  // by placing them in the mantissa of a power of two, and the one addition
+  // that joins them rounds once, so the result is correctly rounded.
+  LOCKSTEP_AVX2 static __m256d Load4(const int64_t* p) {
+    const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    // h * 2^32 in the low 52 bits of 3 * 2^67 (whose ulp is 2^16).
+    __m256i h = _mm256_blend_epi16(_mm256_srai_epi32(x, 16),
+                                   _mm256_setzero_si256(), 0x33);
+    h = _mm256_add_epi64(h, _mm256_castpd_si256(_mm256_set1_pd(0x1.8p68)));
+    // 2^52 + l: the exponent of 2^52 over the top 16 bits.
+    __m256i l = _mm256_blend_epi16(
+        x, _mm256_castpd_si256(_mm256_set1_pd(0x1p52)), 0x88);
+    __m256d hi = _mm256_sub_pd(_mm256_castsi256_pd(h),
+                               _mm256_set1_pd(0x1.8p68 + 0x1p52));
+    return _mm256_add_pd(hi, _mm256_castsi256_pd(l));
+  }
+  // Faster, for |x| < 2^51 (typical: indices, counts): with M = 1.5 * 2^52
+  // the bits x + M are the double M + x, and exactly then the top 12 bits
+  // of x + M are those of M; otherwise bits above bit 51 land in *bad.
   LOCKSTEP_AVX2 static __m256d LoadFast4(const int64_t* p, __m256i* bad) {
     const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
     const __m256i magic = _mm256_set1_epi64x(0x4338000000000000LL);
@@ -100,13 +116,6 @@ struct I64Src {
   LOCKSTEP_AVX2 static bool Exact(__m256i bad) {
     __m256i top = _mm256_srli_epi64(bad, 52);
     return _mm256_testz_si256(top, top);
-  }
-  LOCKSTEP_AVX2 static __m256d Load4(const int64_t* p) {
-    __m256i bad = _mm256_setzero_si256();
-    __m256d v = LoadFast4(p, &bad);
-    if (__builtin_expect(Exact(bad), 1)) return v;
-    return _mm256_setr_pd(static_cast<double>(p[0]), static_cast<double>(p[1]),
-                          static_cast<double>(p[2]), static_cast<double>(p[3]));
   }
   static double One(const int64_t* p) { return static_cast<double>(*p); }
 };
