@@ -4,9 +4,10 @@
 //   build/bin/metrics_bench --benchmark_repetitions=5
 //       --benchmark_report_aggregates_only=true
 //
-// Counters: GB/s (bytes of both inputs per second, 1e9) and read_ratio
-// (GB/s over the median GB/s of the MemRead benchmark with the same dtype,
-// buffers and threads, run just before in the same process).
+// Counters: GB/s (bytes of the inputs per second, 1e9); for the kernels also
+// read_GB/s and read_ratio (kernel GB/s over read GB/s), from a plain read
+// of the same buffers timed just before each kernel iteration. The
+// *MemRead benchmarks report that read alone.
 #include <benchmark/benchmark.h>
 #include <immintrin.h>
 
@@ -17,7 +18,6 @@
 #include <memory>
 #include <random>
 #include <string>
-#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -38,38 +38,57 @@ struct Side {
   void* data() { return words.get(); }
 };
 
+// Fills a with normal values (standard deviation `scale`) and b with
+// a * (1 + 0.001 * normal), both encoded as T: a realistic compare, finite.
 template <typename T>
-void Fill(Side* side, double scale, uint64_t seed, T (*encode)(double)) {
-  std::mt19937_64 rng(seed);
-  std::normal_distribution<double> normal(0.0, scale);
-  T* p = static_cast<T*>(side->data());
-  for (size_t i = 0; i < kBytesPerSide / sizeof(T); ++i)
-    p[i] = encode(normal(rng));
+void Fill(Side* a, Side* b, double scale, T (*encode)(double)) {
+  std::mt19937_64 rng(1);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  T* pa = static_cast<T*>(a->data());
+  T* pb = static_cast<T*>(b->data());
+  for (size_t i = 0; i < kBytesPerSide / sizeof(T); ++i) {
+    double x = scale * normal(rng);
+    pa[i] = encode(x);
+    pb[i] = encode(x * (1 + 1e-3 * normal(rng)));
+  }
 }
 
-// Two realistic sides per dtype (b = a with seed-different noise ~0.1%).
+uint64_t MemRead(const void* a, const void* b, size_t bytes, size_t chunk_bytes,
+                 int threads);
+
+// Two sides per dtype: normal values, b a perturbed copy of a.
 struct Pair {
   Side a, b;
   size_t n;
+  size_t elem_size;
+  // Plain reads of both sides / of a, chunked like the kernels.
+  void Read(int threads) {
+    benchmark::DoNotOptimize(
+        MemRead(a.data(), b.data(), kBytesPerSide, elem_size << 16, threads));
+  }
+  void ReadA(int threads) {
+    benchmark::DoNotOptimize(
+        MemRead(a.data(), nullptr, kBytesPerSide, elem_size << 16, threads));
+  }
 };
 
-void FillSide(DType t, Side* side, uint64_t seed) {
+void FillPair(DType t, Pair* p) {
   switch (t) {
     case DType::kFloat32:
-      return Fill<float>(side, 1, seed,
+      return Fill<float>(&p->a, &p->b, 1,
                          [](double x) { return static_cast<float>(x); });
     case DType::kFloat16:
-      return Fill<uint16_t>(side, 1, seed, [](double x) {
+      return Fill<uint16_t>(&p->a, &p->b, 1, [](double x) {
         return FloatToHalf(static_cast<float>(x));
       });
     case DType::kBFloat16:
-      return Fill<uint16_t>(side, 1, seed, [](double x) {
+      return Fill<uint16_t>(&p->a, &p->b, 1, [](double x) {
         return FloatToBFloat16(static_cast<float>(x));
       });
     case DType::kFloat64:
-      return Fill<double>(side, 1, seed, [](double x) { return x; });
-    default:
-      return Fill<int64_t>(side, 1e6, seed,
+      return Fill<double>(&p->a, &p->b, 1, [](double x) { return x; });
+    default:  // int64: values ~1e6
+      return Fill<int64_t>(&p->a, &p->b, 1e6,
                            [](double x) { return static_cast<int64_t>(x); });
   }
 }
@@ -79,12 +98,9 @@ Pair& GetPair(DType t) {
   auto& p = pairs[t];
   if (!p) {
     p = std::make_unique<Pair>();
-    p->n = kBytesPerSide / DTypeSize(t);
-    FillSide(t, &p->a, 1);
-    FillSide(t, &p->b, 1);
-    // Perturb b slightly so the pair is not identical: flip low bits.
-    auto* w = static_cast<uint8_t*>(p->b.data());
-    for (size_t i = 0; i < kBytesPerSide; i += 7) w[i] ^= 1;
+    p->elem_size = DTypeSize(t);
+    p->n = kBytesPerSide / p->elem_size;
+    FillPair(t, p.get());
   }
   return *p;
 }
@@ -121,80 +137,85 @@ uint64_t MemRead(const void* a, const void* b, size_t bytes, size_t chunk_bytes,
   return x;
 }
 
-// Median read GB/s per (benchmark kind, dtype, threads), for the ratios.
-std::map<std::tuple<int, int, int>, std::vector<double>>& ReadRates() {
-  static std::map<std::tuple<int, int, int>, std::vector<double>> rates;
-  return rates;
+using Clock = std::chrono::steady_clock;
+
+double Seconds(Clock::time_point from, Clock::time_point to) {
+  return std::chrono::duration<double>(to - from).count();
 }
 
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-// Runs `body` for the benchmark's iterations and reports GB/s over `bytes`
-// per iteration; for the read baseline it records the rate, otherwise it
-// reports the ratio to the recorded baseline of the same key.
-template <typename Body>
-void Run(benchmark::State& state, size_t bytes, std::tuple<int, int, int> key,
-         bool baseline, const Body& body) {
-  auto start = std::chrono::steady_clock::now();
-  for (auto _ : state) body();
-  double secs =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-          .count();
-  double gbs = static_cast<double>(state.iterations()) *
-               static_cast<double>(bytes) / secs / 1e9;
+// Reports `bytes` per iteration as bytes_per_second and as GB/s (1e9).
+void ReportRate(benchmark::State& state, size_t bytes, double secs) {
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * bytes));
-  state.counters["GB/s"] = gbs;
-  if (baseline) {
-    ReadRates()[key].push_back(gbs);
-  } else {
-    double base = Median(ReadRates()[key]);
-    state.counters["read_ratio"] = base > 0 ? gbs / base : 0;
+  state.counters["GB/s"] = static_cast<double>(state.iterations()) *
+                           static_cast<double>(bytes) / secs / 1e9;
+}
+
+// The plain read baseline.
+template <typename Read>
+void RunRead(benchmark::State& state, size_t bytes, const Read& read) {
+  auto start = Clock::now();
+  for (auto _ : state) read();
+  ReportRate(state, bytes, Seconds(start, Clock::now()));
+}
+
+// Times `kernel`, and before each of its iterations (untimed) `read` over
+// the same bytes, so that read_ratio (kernel GB/s over read GB/s) compares
+// runs made moments apart: other load on the machine affects both alike.
+template <typename Read, typename Kernel>
+void RunPaired(benchmark::State& state, size_t bytes, const Read& read,
+               const Kernel& kernel) {
+  double read_secs = 0, kernel_secs = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    auto t0 = Clock::now();
+    read();
+    read_secs += Seconds(t0, Clock::now());
+    state.ResumeTiming();
+    auto t1 = Clock::now();
+    kernel();
+    kernel_secs += Seconds(t1, Clock::now());
   }
+  ReportRate(state, bytes, kernel_secs);
+  state.counters["read_GB/s"] = static_cast<double>(state.iterations()) *
+                                static_cast<double>(bytes) / read_secs / 1e9;
+  state.counters["read_ratio"] = read_secs / kernel_secs;
 }
 
 // Arguments: index into kDTypes, threads.
 void BM_PairMemRead(benchmark::State& state, int d, int threads) {
-  DType t = kDTypes[d];
-  Pair& p = GetPair(t);
-  Run(state, 2 * kBytesPerSide, {0, d, threads}, true, [&] {
-    benchmark::DoNotOptimize(MemRead(p.a.data(), p.b.data(), kBytesPerSide,
-                                     DTypeSize(t) << 16, threads));
-  });
+  Pair& p = GetPair(kDTypes[d]);
+  RunRead(state, 2 * kBytesPerSide, [&] { p.Read(threads); });
 }
 
 void BM_PairMetrics(benchmark::State& state, int d, int threads) {
   DType t = kDTypes[d];
   Pair& p = GetPair(t);
-  Run(state, 2 * kBytesPerSide, {0, d, threads}, false, [&] {
-    PairMetrics m =
-        ComputePairMetrics(t, p.a.data(), t, p.b.data(), p.n, threads);
-    benchmark::DoNotOptimize(m);
-  });
+  RunPaired(
+      state, 2 * kBytesPerSide, [&] { p.Read(threads); },
+      [&] {
+        PairMetrics m =
+            ComputePairMetrics(t, p.a.data(), t, p.b.data(), p.n, threads);
+        benchmark::DoNotOptimize(m);
+      });
 }
 
 void BM_StatsMemRead(benchmark::State& state, int d, int threads) {
-  DType t = kDTypes[d];
-  Pair& p = GetPair(t);
-  Run(state, kBytesPerSide, {1, d, threads}, true, [&] {
-    benchmark::DoNotOptimize(MemRead(p.a.data(), nullptr, kBytesPerSide,
-                                     DTypeSize(t) << 16, threads));
-  });
+  Pair& p = GetPair(kDTypes[d]);
+  RunRead(state, kBytesPerSide, [&] { p.ReadA(threads); });
 }
 
 void BM_TensorStats(benchmark::State& state, int d, int threads) {
   DType t = kDTypes[d];
   Pair& p = GetPair(t);
-  Run(state, kBytesPerSide, {1, d, threads}, false, [&] {
-    TensorStats s = ComputeTensorStats(t, p.a.data(), p.n, threads);
-    benchmark::DoNotOptimize(s);
-  });
+  RunPaired(
+      state, kBytesPerSide, [&] { p.ReadA(threads); },
+      [&] {
+        TensorStats s = ComputeTensorStats(t, p.a.data(), p.n, threads);
+        benchmark::DoNotOptimize(s);
+      });
 }
 
-// Each baseline is registered (and so run) right before its kernel.
+// Each read baseline is registered (and so run) right before its kernel.
 void RegisterAll() {
   using Fn = void (*)(benchmark::State&, int, int);
   const std::pair<const char*, Fn> benches[] = {

@@ -20,16 +20,38 @@
 
 namespace lockstep::internal::avx2 {
 
+LOCKSTEP_AVX2 inline __m256d Lo(__m256 v) {
+  return _mm256_cvtps_pd(_mm256_castps256_ps128(v));
+}
+LOCKSTEP_AVX2 inline __m256d Hi(__m256 v) {
+  return _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1));
+}
+
 // Sources of float lanes: Load8 reads 8 elements (any alignment) as floats,
-// One reads one (the same conversion, for tails and slow paths).
+// Widen gives the same 8 as two double vectors (v = Load8(p)), One reads one
+// (the same conversion, for tails and slow paths).
 struct F32Src {
   using Elem = float;
   LOCKSTEP_AVX2 static __m256 Load8(const float* p) {
     return _mm256_loadu_ps(p);
   }
+  // From memory: cheaper than extracting the high half of v.
+  LOCKSTEP_AVX2 static void Widen(const float* p, __m256, __m256d* lo,
+                                  __m256d* hi) {
+    *lo = _mm256_cvtps_pd(_mm_loadu_ps(p));
+    *hi = _mm256_cvtps_pd(_mm_loadu_ps(p + 4));
+  }
   static float One(const float* p) { return *p; }
 };
-struct F16Src {
+// Widen for sources that convert on load: from the converted vector.
+struct WidenLoaded {
+  LOCKSTEP_AVX2 static void Widen(const void*, __m256 v, __m256d* lo,
+                                  __m256d* hi) {
+    *lo = Lo(v);
+    *hi = Hi(v);
+  }
+};
+struct F16Src : WidenLoaded {
   using Elem = uint16_t;
   LOCKSTEP_AVX2 static __m256 Load8(const uint16_t* p) {
     return _mm256_cvtph_ps(
@@ -37,7 +59,7 @@ struct F16Src {
   }
   static float One(const uint16_t* p) { return HalfToFloat(*p); }
 };
-struct BF16Src {
+struct BF16Src : WidenLoaded {
   using Elem = uint16_t;
   LOCKSTEP_AVX2 static __m256 Load8(const uint16_t* p) {
     __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
@@ -47,31 +69,53 @@ struct BF16Src {
 };
 
 // Sources of double lanes: Load4 reads 4 elements as doubles, One reads one.
+// LoadFast4 is Load4 for the optimistic spans: it may return garbage for
+// lanes it cannot convert exactly, and then sets bits above bit 51 in *bad.
 struct F64Src {
   using Elem = double;
-  LOCKSTEP_AVX2 static __m256d Load4(const double* p) {
+  LOCKSTEP_AVX2 static __m256d LoadFast4(const double* p, __m256i*) {
     return _mm256_loadu_pd(p);
   }
+  LOCKSTEP_AVX2 static __m256d Load4(const double* p) {
+    return LoadFast4(p, nullptr);
+  }
+  LOCKSTEP_AVX2 static bool Exact(__m256i) { return true; }
   static double One(const double* p) { return *p; }
 };
-// int64 -> double rounded to nearest like a C cast (numpy's astype). Values
-// in [-2^51, 2^51) convert exactly with the 2^52 + 2^51 "magic number" add;
-// a group holding larger magnitudes converts lane by lane.
+// int64 -> double rounded to nearest like a C cast (numpy's astype).
 struct I64Src {
   using Elem = int64_t;
+  // Exact for the whole range without AVX-512: x = h * 2^48 + l with
+  // h = x >> 48 (signed) and l the low 48 bits; both become doubles exactly
+  // by placing them in the mantissa of a power of two, and the one addition
+  // that joins them rounds once, so the result is correctly rounded.
   LOCKSTEP_AVX2 static __m256d Load4(const int64_t* p) {
     const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
-    const __m256i magic = _mm256_set1_epi64x(0x4338000000000000LL);  // 1.5*2^52
-    __m256i biased = _mm256_add_epi64(x, _mm256_set1_epi64x(1LL << 51));
-    if (__builtin_expect(
-            !_mm256_testz_si256(biased, _mm256_set1_epi64x(~((1LL << 52) - 1))),
-            0)) {
-      return _mm256_setr_pd(
-          static_cast<double>(p[0]), static_cast<double>(p[1]),
-          static_cast<double>(p[2]), static_cast<double>(p[3]));
-    }
-    return _mm256_sub_pd(_mm256_castsi256_pd(_mm256_add_epi64(x, magic)),
-                         _mm256_castsi256_pd(magic));
+    // h * 2^32 in the low 52 bits of 3 * 2^67 (whose ulp is 2^16).
+    __m256i h = _mm256_blend_epi16(_mm256_srai_epi32(x, 16),
+                                   _mm256_setzero_si256(), 0x33);
+    h = _mm256_add_epi64(h, _mm256_castpd_si256(_mm256_set1_pd(0x1.8p68)));
+    // 2^52 + l: the exponent of 2^52 over the top 16 bits.
+    __m256i l = _mm256_blend_epi16(
+        x, _mm256_castpd_si256(_mm256_set1_pd(0x1p52)), 0x88);
+    __m256d hi = _mm256_sub_pd(_mm256_castsi256_pd(h),
+                               _mm256_set1_pd(0x1.8p68 + 0x1p52));
+    return _mm256_add_pd(hi, _mm256_castsi256_pd(l));
+  }
+  // Faster, for |x| < 2^51 (typical: indices, counts): with M = 1.5 * 2^52
+  // the bits x + M are the double M + x, and exactly then the top 12 bits
+  // of x + M are those of M; otherwise bits above bit 51 land in *bad.
+  LOCKSTEP_AVX2 static __m256d LoadFast4(const int64_t* p, __m256i* bad) {
+    const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    const __m256i magic = _mm256_set1_epi64x(0x4338000000000000LL);
+    __m256i y = _mm256_add_epi64(x, magic);
+    *bad = _mm256_or_si256(*bad, _mm256_xor_si256(y, magic));
+    return _mm256_sub_pd(_mm256_castsi256_pd(y), _mm256_castsi256_pd(magic));
+  }
+  // True when no LoadFast4 has set bits in `bad`.
+  LOCKSTEP_AVX2 static bool Exact(__m256i bad) {
+    __m256i top = _mm256_srli_epi64(bad, 52);
+    return _mm256_testz_si256(top, top);
   }
   static double One(const int64_t* p) { return static_cast<double>(*p); }
 };
@@ -111,13 +155,6 @@ void VisitFloatSrc(DType t, const Fn& fn) {
 template <typename Src>
 const typename Src::Elem* At(const void* data, size_t begin) {
   return static_cast<const typename Src::Elem*>(data) + begin;
-}
-
-LOCKSTEP_AVX2 inline __m256d Lo(__m256 v) {
-  return _mm256_cvtps_pd(_mm256_castps256_ps128(v));
-}
-LOCKSTEP_AVX2 inline __m256d Hi(__m256 v) {
-  return _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1));
 }
 
 LOCKSTEP_AVX2 inline double HSum(__m256d v) {
@@ -198,7 +235,9 @@ LOCKSTEP_AVX2 __attribute__((noinline)) void AddSpan(K* k, size_t i,
 //   kGroup            elements per vector step;
 //   Lanes lanes       its vector accumulators (copyable);
 //   Add(i)            adds the group at i to `lanes`, not looking for NaN/inf;
-//   Finite()          false if a NaN or inf has reached `lanes`;
+//   Finite()          false if the span must be redone with Checked: a NaN
+//                     or inf has reached `lanes`, or a fast load was inexact
+//                     (false alarms, e.g. overflowing sums, only cost time);
 //   Checked(i)        adds the group at i, sending non-finite ones to Scalar;
 //   Scalar(i)         adds element i with the scalar arithmetic;
 //   Flush()           moves `lanes` into the result.

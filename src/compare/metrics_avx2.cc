@@ -79,23 +79,27 @@ struct FloatPairKernel {
     lanes.max_re = _mm256_setzero_ps();
     lanes.c1 = lanes.c5 = _mm256_setzero_si256();
   }
-  LOCKSTEP_AVX2 void AddValues(__m256 va, __m256 vb) {
+  // va, vb: the 8 elements at i.
+  LOCKSTEP_AVX2 void AddValues(size_t i, __m256 va, __m256 vb) {
     __m256 re = RelErr(va, vb);
     lanes.max_re = _mm256_max_ps(lanes.max_re, re);
     __m256 tol1 = _mm256_set1_ps(RelErrConsts<float>::kTol1);
     __m256 tol5 = _mm256_set1_ps(RelErrConsts<float>::kTol5);
     lanes.c1 = avx2::CountI32(lanes.c1, _mm256_cmp_ps(re, tol1, _CMP_LT_OQ));
     lanes.c5 = avx2::CountI32(lanes.c5, _mm256_cmp_ps(re, tol5, _CMP_LT_OQ));
-    lanes.sums.Add(avx2::Lo(va), avx2::Lo(vb));
-    lanes.sums.Add(avx2::Hi(va), avx2::Hi(vb));
+    __m256d a_lo, a_hi, b_lo, b_hi;
+    SA::Widen(a + i, va, &a_lo, &a_hi);
+    SB::Widen(b + i, vb, &b_lo, &b_hi);
+    lanes.sums.Add(a_lo, b_lo);
+    lanes.sums.Add(a_hi, b_hi);
   }
   LOCKSTEP_AVX2 void Add(size_t i) {
-    AddValues(SA::Load8(a + i), SB::Load8(b + i));
+    AddValues(i, SA::Load8(a + i), SB::Load8(b + i));
   }
   LOCKSTEP_AVX2 bool Finite() const { return lanes.sums.Finite(); }
   LOCKSTEP_AVX2 void Checked(size_t i) {
     __m256 va = SA::Load8(a + i), vb = SB::Load8(b + i);
-    if (!avx2::AnyNonFinite(va, vb)) return AddValues(va, vb);
+    if (!avx2::AnyNonFinite(va, vb)) return AddValues(i, va, vb);
     for (size_t k = i; k < i + kGroup; ++k) Scalar(k);
   }
   LOCKSTEP_AVX2 void Scalar(size_t i) {
@@ -118,6 +122,7 @@ struct DoublePairKernel {
     DoubleSums sums;
     __m256d max_re;
     __m256i c1, c5;
+    __m256i bad;  // see LoadFast4
   };
   const typename SA::Elem* a;
   const typename SB::Elem* b;
@@ -127,7 +132,7 @@ struct DoublePairKernel {
   LOCKSTEP_AVX2 void Init() {
     lanes.sums.Init();
     lanes.max_re = _mm256_setzero_pd();
-    lanes.c1 = lanes.c5 = _mm256_setzero_si256();
+    lanes.c1 = lanes.c5 = lanes.bad = _mm256_setzero_si256();
   }
   LOCKSTEP_AVX2 void AddValues(__m256d va, __m256d vb) {
     __m256d re = RelErr(va, vb);
@@ -139,10 +144,13 @@ struct DoublePairKernel {
     lanes.sums.Add(va, vb);
   }
   LOCKSTEP_AVX2 void Add(size_t i) {
-    AddValues(SA::Load4(a + i), SB::Load4(b + i));
-    AddValues(SA::Load4(a + i + 4), SB::Load4(b + i + 4));
+    __m256i* bad = &lanes.bad;
+    AddValues(SA::LoadFast4(a + i, bad), SB::LoadFast4(b + i, bad));
+    AddValues(SA::LoadFast4(a + i + 4, bad), SB::LoadFast4(b + i + 4, bad));
   }
-  LOCKSTEP_AVX2 bool Finite() const { return lanes.sums.Finite(); }
+  LOCKSTEP_AVX2 bool Finite() const {
+    return lanes.sums.Finite() && SA::Exact(lanes.bad) && SB::Exact(lanes.bad);
+  }
   LOCKSTEP_AVX2 void Checked(size_t i) {
     for (size_t j = i; j < i + kGroup; j += 4) {
       __m256d va = SA::Load4(a + j), vb = SB::Load4(b + j);

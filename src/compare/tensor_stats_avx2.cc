@@ -53,7 +53,8 @@ struct FloatStatsKernel {
     lanes.max = _mm256_set1_ps(-INFINITY);
     lanes.c_half = lanes.c_bf16 = _mm256_setzero_si256();
   }
-  LOCKSTEP_AVX2 void AddValues(__m256 v) {
+  // v: the 8 elements at i.
+  LOCKSTEP_AVX2 void AddValues(size_t i, __m256 v) {
     lanes.min = _mm256_min_ps(lanes.min, v);
     lanes.max = _mm256_max_ps(lanes.max, v);
     __m256 av = avx2::AbsPs(v);
@@ -63,14 +64,16 @@ struct FloatStatsKernel {
         avx2::CountI32(lanes.c_half, _mm256_cmp_ps(av, half_max, _CMP_EQ_OQ));
     lanes.c_bf16 =
         avx2::CountI32(lanes.c_bf16, _mm256_cmp_ps(av, bf16_max, _CMP_EQ_OQ));
-    lanes.sums.Add(0, avx2::Lo(v));
-    lanes.sums.Add(1, avx2::Hi(v));
+    __m256d lo, hi;
+    Src::Widen(x + i, v, &lo, &hi);
+    lanes.sums.Add(0, lo);
+    lanes.sums.Add(1, hi);
   }
-  LOCKSTEP_AVX2 void Add(size_t i) { AddValues(Src::Load8(x + i)); }
+  LOCKSTEP_AVX2 void Add(size_t i) { AddValues(i, Src::Load8(x + i)); }
   LOCKSTEP_AVX2 bool Finite() const { return lanes.sums.Finite(); }
   LOCKSTEP_AVX2 void Checked(size_t i) {
     __m256 v = Src::Load8(x + i);
-    if (!avx2::AnyNonFinite(v, v)) return AddValues(v);
+    if (!avx2::AnyNonFinite(v, v)) return AddValues(i, v);
     for (size_t k = i; k < i + kGroup; ++k) Scalar(k);
   }
   LOCKSTEP_AVX2 void Scalar(size_t i) { AccumulateStatOne(Src::One(x + i), s); }
@@ -91,6 +94,7 @@ struct DoubleStatsKernel {
     StatSums sums;
     __m256d min, max;
     __m256i c_half, c_bf16;
+    __m256i bad;  // see LoadFast4
   };
   const typename Src::Elem* x;
   TensorStats* s;
@@ -100,7 +104,7 @@ struct DoubleStatsKernel {
     lanes.sums.Init();
     lanes.min = _mm256_set1_pd(INFINITY);
     lanes.max = _mm256_set1_pd(-INFINITY);
-    lanes.c_half = lanes.c_bf16 = _mm256_setzero_si256();
+    lanes.c_half = lanes.c_bf16 = lanes.bad = _mm256_setzero_si256();
   }
   LOCKSTEP_AVX2 void AddValues(int j, __m256d v) {
     lanes.min = _mm256_min_pd(lanes.min, v);
@@ -115,10 +119,12 @@ struct DoubleStatsKernel {
     lanes.sums.Add(j, v);
   }
   LOCKSTEP_AVX2 void Add(size_t i) {
-    AddValues(0, Src::Load4(x + i));
-    AddValues(1, Src::Load4(x + i + 4));
+    AddValues(0, Src::LoadFast4(x + i, &lanes.bad));
+    AddValues(1, Src::LoadFast4(x + i + 4, &lanes.bad));
   }
-  LOCKSTEP_AVX2 bool Finite() const { return lanes.sums.Finite(); }
+  LOCKSTEP_AVX2 bool Finite() const {
+    return lanes.sums.Finite() && Src::Exact(lanes.bad);
+  }
   LOCKSTEP_AVX2 void Checked(size_t i) {
     for (size_t j = i; j < i + kGroup; j += 4) {
       __m256d v = Src::Load4(x + j);

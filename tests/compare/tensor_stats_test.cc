@@ -170,6 +170,27 @@ TEST(TensorStatsTest, AllDTypesAgainstReference) {
   }
 }
 
+// Small int64 values take the vector conversion; a few large ones (beyond
+// its range [-2^51, 2^51)) force the per-lane path for their span.
+TEST(TensorStatsTest, Int64SmallAndLargeValues) {
+  for (size_t n : {1000, 100003}) {
+    std::mt19937_64 rng(n);
+    std::vector<double> v = testing::RandomValues(DType::kInt16, n, &rng);
+    v.back() = 65504;
+    CheckStats(MakeTensor(DType::kInt64, v, true), "small int64");
+    std::string bytes;
+    for (size_t i = 0; i < n; ++i) {
+      int64_t x = static_cast<int64_t>(v[i]);
+      if (i % 997 == 5) x = (int64_t{1} << 53) + 1;
+      if (i % 991 == 7) x = -(int64_t{1} << 51) - 1;
+      testing::Put(&bytes, x);
+    }
+    CheckStats(
+        Tensor::FromBytes(DType::kInt64, {static_cast<int64_t>(n)}, bytes),
+        "int64 with large values");
+  }
+}
+
 TEST(TensorStatsTest, SaturationAndNonFiniteCounts) {
   Tensor t = MakeTensor(DType::kFloat16,
                         {65504, -65504, 1e6, -1e6, kNaN, 3, -2}, true);

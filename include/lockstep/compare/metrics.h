@@ -79,7 +79,7 @@ void MergePairMetrics(const PairMetrics& part, PairMetrics* total);
 double Cosine(const PairMetrics& m);
 // 1 - cosine, accurate near cosine 1 (where computing 1 - Cosine() loses
 // everything below ~1e-16): (|a-b|^2 - (|a|-|b|)^2) / (2 |a| |b|), clamped
-// to [0, 2]. NaN when a norm is 0 or any sum is NaN.
+// to [0, 2]. NaN when a norm is 0 or not finite, or any sum is NaN.
 double OneMinusCosine(const PairMetrics& m);
 // Euclidean distance |a - b| = sqrt(sum_d2) (msprobe's EucDist). NaN if NaN.
 double EuclideanDistance(const PairMetrics& m);
