@@ -39,18 +39,21 @@ std::vector<std::string> LoadCorpus(const std::string& dir) {
   return out;
 }
 
-std::string Mutate(const std::string& base, const std::vector<std::string>& corpus,
+std::string Mutate(const std::string& base,
+                   const std::vector<std::string>& corpus,
                    std::mt19937_64& rng) {
   std::string s = base;
   int steps = 1 + static_cast<int>(rng() % 4);
   for (int k = 0; k < steps; ++k) {
     switch (rng() % 7) {
       case 0:  // flip a bit
-        if (!s.empty()) s[rng() % s.size()] ^= static_cast<char>(1u << (rng() % 8));
+        if (!s.empty())
+          s[rng() % s.size()] ^= static_cast<char>(1u << (rng() % 8));
         break;
       case 1:  // set a byte to an interesting value
         if (!s.empty()) {
-          static const unsigned char kVals[] = {0, 1, 0x7f, 0x80, 0xff, '"', '[', '{', ':', ',', '9'};
+          static const unsigned char kVals[] = {0,   1,   0x7f, 0x80, 0xff, '"',
+                                                '[', '{', ':',  ',',  '9'};
           s[rng() % s.size()] = static_cast<char>(kVals[rng() % sizeof(kVals)]);
         }
         break;
@@ -103,24 +106,30 @@ int main(int argc, char** argv) {
   uint64_t seed = 12345;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--seconds" && i + 1 < argc) seconds = std::atof(argv[++i]);
-    else if (a == "--corpus" && i + 1 < argc) corpus_dir = argv[++i];
-    else if (a == "--seed" && i + 1 < argc) seed = std::strtoull(argv[++i], nullptr, 10);
+    if (a == "--seconds" && i + 1 < argc)
+      seconds = std::atof(argv[++i]);
+    else if (a == "--corpus" && i + 1 < argc)
+      corpus_dir = argv[++i];
+    else if (a == "--seed" && i + 1 < argc)
+      seed = std::strtoull(argv[++i], nullptr, 10);
   }
   std::vector<std::string> corpus = LoadCorpus(corpus_dir);
   if (corpus.empty()) corpus.push_back("");
   for (const auto& c : corpus) {
-    LLVMFuzzerTestOneInput(reinterpret_cast<const uint8_t*>(c.data()), c.size());
+    LLVMFuzzerTestOneInput(reinterpret_cast<const uint8_t*>(c.data()),
+                           c.size());
   }
   std::mt19937_64 rng(seed);
   auto start = std::chrono::steady_clock::now();
   uint64_t runs = 0;
-  while (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < seconds) {
+  while (std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+             .count() < seconds) {
     std::string input = Mutate(corpus[rng() % corpus.size()], corpus, rng);
-    LLVMFuzzerTestOneInput(reinterpret_cast<const uint8_t*>(input.data()), input.size());
+    LLVMFuzzerTestOneInput(reinterpret_cast<const uint8_t*>(input.data()),
+                           input.size());
     ++runs;
   }
-  std::printf("fuzz: %zu seeds, %llu mutated inputs in %.1f s, no crash\n", corpus.size(),
-              static_cast<unsigned long long>(runs), seconds);
+  std::printf("fuzz: %zu seeds, %llu mutated inputs in %.1f s, no crash\n",
+              corpus.size(), static_cast<unsigned long long>(runs), seconds);
   return 0;
 }
