@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "lockstep/compare/metrics.h"
+#include "lockstep/compare/stream_metrics.h"
 #include "lockstep/numerics/half.h"
 #include "lockstep/numerics/pyfloat.h"
 
@@ -150,7 +151,20 @@ TensorPairFacts CompareTensorPair(const Tensor& npu, const Tensor& bench,
     CompareScalars(npu, bench, row, &facts);
     return facts;
   }
-  PairMetrics m = ComputePairMetrics(npu, bench, threads);
+  PairMetrics m;
+  if (npu.file_region() && bench.file_region() &&
+      npu.numel() >= kStreamChunkElements) {
+    StatusOr<PairMetrics> streamed = StreamPairMetrics(npu, bench, threads);
+    if (!streamed.ok()) {
+      SetAllMetrics(row, kUnsupported,
+                    "Dump file read failed: " + streamed.status().message());
+      facts.unreadable = true;
+      return facts;
+    }
+    m = *streamed;
+  } else {
+    m = ComputePairMetrics(npu, bench, threads);
+  }
   facts.target_nonfinite = m.nan_a + m.inf_a;
   facts.baseline_nonfinite = m.nan_b + m.inf_b;
   if (m.nonfinite_mismatch) {

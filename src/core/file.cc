@@ -37,7 +37,7 @@ Status ReadAll(int fd, const std::string& path, std::string* out) {
 }  // namespace
 
 StatusOr<std::shared_ptr<const MappedFile>> MappedFile::Open(
-    const std::string& path) {
+    const std::string& path, bool populate) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return ErrnoStatus(path, "cannot open");
   std::shared_ptr<MappedFile> file(new MappedFile());
@@ -55,7 +55,7 @@ StatusOr<std::shared_ptr<const MappedFile>> MappedFile::Open(
   if (S_ISREG(st.st_mode) && st.st_size > 0) {
     // Pre-faulting the whole map in one call is several times cheaper than
     // taking a page fault per 4 KiB while reading (files from the page cache).
-    int flags = MAP_PRIVATE | (st.st_size >= (1 << 20) ? MAP_POPULATE : 0);
+    int flags = MAP_PRIVATE | (populate && st.st_size >= (1 << 20) ? MAP_POPULATE : 0);
     void* p = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, flags,
                      fd, 0);
     if (p != MAP_FAILED) {

@@ -11,6 +11,13 @@ Tensor Tensor::FromBytes(DType dtype, std::vector<int64_t> shape,
 
 int64_t Tensor::numel() const { return NumElements(shape_); }
 
+Tensor Tensor::WithFileRegion(std::string path, uint64_t offset) const {
+  Tensor t = *this;
+  t.region_ =
+      std::make_shared<const FileRegion>(FileRegion{std::move(path), offset});
+  return t;
+}
+
 int64_t NumElements(const std::vector<int64_t>& shape) {
   int64_t n = 1;
   for (int64_t d : shape) {

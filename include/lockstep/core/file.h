@@ -19,8 +19,12 @@ namespace lockstep {
 // to reading into memory, e.g. for pipes). Empty files give size() == 0.
 class MappedFile {
  public:
+  // `populate`: map every page up front (MAP_POPULATE) for files of 1 MiB
+  // or more, which is cheaper than a page fault per page when the caller
+  // reads the whole file through the map; false maps lazily (for callers that
+  // read a header through the map and the bulk with pread).
   static StatusOr<std::shared_ptr<const MappedFile>> Open(
-      const std::string& path);
+      const std::string& path, bool populate = true);
   ~MappedFile();
   MappedFile(const MappedFile&) = delete;
   MappedFile& operator=(const MappedFile&) = delete;

@@ -44,11 +44,23 @@ class Tensor {
     return reinterpret_cast<const T*>(data_);
   }
 
+  // Where the bytes also lie, unchanged, in a file: set by ReadTensorFile
+  // when the tensor is a zero-copy view of a file, so that large tensors can
+  // be streamed with pread instead of being faulted in through the map.
+  struct FileRegion {
+    std::string path;
+    uint64_t offset = 0;
+  };
+  const FileRegion* file_region() const { return region_.get(); }
+  // A copy of this tensor that records its file region.
+  Tensor WithFileRegion(std::string path, uint64_t offset) const;
+
  private:
   DType dtype_ = DType::kFloat32;
   std::vector<int64_t> shape_;
   const std::byte* data_ = nullptr;
   std::shared_ptr<const void> owner_;
+  std::shared_ptr<const FileRegion> region_;
 };
 
 // Product of dims (1 for a 0-d shape). Returns -1 if a dim is negative or the
