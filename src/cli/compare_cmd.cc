@@ -79,6 +79,21 @@ Status WriteReports(const CompareResult& r, const Args& a) {
   return Status::Ok();
 }
 
+// --align's inserted/missing entries, the first few of them.
+void PrintGaps(const CompareResult& r) {
+  if (r.gaps.empty()) return;
+  LogWarning("alignment: " + std::to_string(r.gaps.size()) +
+             " entries on one side only");
+  for (size_t i = 0; i < r.gaps.size() && i < 10; ++i) {
+    const AlignmentGap& g = r.gaps[i];
+    LogWarning(
+        std::string("  ") +
+        (g.in_target ? "inserted in target: " : "missing from target: ") +
+        g.entry + " (rank " + std::to_string(g.rank) + ")");
+  }
+  if (r.gaps.size() > 10) LogWarning("  ... the rest are in summary.json");
+}
+
 void PrintFirstDivergence(const CompareResult& r) {
   const FirstDivergence& f = r.first_divergence;
   if (!f.found) return;
@@ -131,9 +146,10 @@ int Run(int argc, char** argv) {
   StatusOr<CompareResult> r = CompareDumpPaths(a.target, a.baseline, *opts);
   if (!r.ok()) return ReportError(r.status());
   for (const auto& w : r->warnings) LogWarning(w);
+  PrintGaps(*r);
+  PrintFirstDivergence(*r);
   Status s = WriteReports(*r, a);
   if (!s.ok()) return ReportError(s);
-  PrintFirstDivergence(*r);
   std::printf("%s\n", VerdictLine(*r).c_str());
   bool all_pass = r->summary.pass == r->summary.rows;
   return all_pass ? kExitPass : kExitDiverged;
