@@ -208,23 +208,7 @@ const char* RowStateName(RowState s) {
 }
 
 std::string PyTypeName(const PyValue& v) {
-  switch (v.kind()) {
-    case PyValue::Kind::kNone:
-      return "<class 'NoneType'>";
-    case PyValue::Kind::kBool:
-      return "<class 'bool'>";
-    case PyValue::Kind::kInt:
-      return "<class 'int'>";
-    case PyValue::Kind::kFloat:
-      return "<class 'float'>";
-    case PyValue::Kind::kStr:
-      return "<class 'str'>";
-    case PyValue::Kind::kList:
-      return "<class 'list'>";
-    case PyValue::Kind::kDict:
-      return "<class 'dict'>";
-  }
-  return "<class 'object'>";
+  return "<class '" + std::string(v.TypeName()) + "'>";
 }
 
 void FlattenEntry(const DumpEntry& entry, size_t entry_index,

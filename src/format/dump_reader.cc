@@ -125,24 +125,11 @@ Status TakeSharedStack(const std::string& path, const std::string& key,
 
 }  // namespace
 
-std::string_view PyKindName(const PyValue& v) {
-  switch (v.kind()) {
-    case PyValue::Kind::kNone:
-      return "None";
-    case PyValue::Kind::kBool:
-      return "a bool";
-    case PyValue::Kind::kInt:
-      return "an int";
-    case PyValue::Kind::kFloat:
-      return "a float";
-    case PyValue::Kind::kStr:
-      return "a str";
-    case PyValue::Kind::kList:
-      return "a list";
-    case PyValue::Kind::kDict:
-      return "a dict";
-  }
-  return "a value";
+std::string PyKindName(const PyValue& v) {
+  if (v.is_none()) return "None";
+  std::string_view name = v.TypeName();
+  bool vowel = name.find_first_of("aeiou") == 0;
+  return (vowel ? "an " : "a ") + std::string(name);
 }
 
 StatusOr<DumpFile> ReadDumpJson(const std::string& path) {

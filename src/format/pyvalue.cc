@@ -111,6 +111,26 @@ std::string PyStrRepr(const std::string& s) {
   return out;
 }
 
+std::string_view PyValue::TypeName() const {
+  switch (kind_) {
+    case Kind::kNone:
+      return "NoneType";
+    case Kind::kBool:
+      return "bool";
+    case Kind::kInt:
+      return "int";
+    case Kind::kFloat:
+      return "float";
+    case Kind::kStr:
+      return "str";
+    case Kind::kList:
+      return "list";
+    case Kind::kDict:
+      return "dict";
+  }
+  return "object";
+}
+
 std::string PyValue::PyStr() const {
   switch (kind_) {
     case Kind::kNone:

@@ -58,7 +58,7 @@ StatusOr<ConstructMap> ReadConstructJsonFromString(
 
 // Python's name for a value's kind, for messages: "a dict", "a list",
 // "a str", "an int", "a float", "a bool", "None".
-std::string_view PyKindName(const PyValue& v);
+std::string PyKindName(const PyValue& v);
 
 }  // namespace lockstep
 

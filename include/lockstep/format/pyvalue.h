@@ -50,6 +50,10 @@ class PyValue {
   std::vector<PyValue> TakeItems();
   std::vector<std::pair<std::string, PyValue>> TakeFields();
 
+  // Python's name of the value's type: "NoneType", "bool", "int", "float",
+  // "str", "list", "dict".
+  std::string_view TypeName() const;
+
   // Python str(value): "None", "True", "2", "0.5", "abc", "[1, 'a']", "{'k':
   // 1}".
   std::string PyStr() const;
