@@ -156,63 +156,91 @@ std::vector<std::string> CompareHeader(CompareMode mode, bool with_stack) {
   return h;
 }
 
+namespace {
+
+std::vector<int> MatchFor(const std::vector<OpRow>& t,
+                          const std::vector<OpRow>& b, int rank,
+                          const CompareOptions& options,
+                          CompareResult* result) {
+  if (options.align) return AlignRows(t, b, rank, &result->gaps);
+  MatchOptions mo;
+  mo.fuzzy = options.fuzzy_match;
+  mo.renumber_params_grad = options.renumber_params_grad;
+  return MatchRows(t, b, mo);
+}
+
+// Fills each row's mode cells; returns the tensor facts (tensor mode only).
+std::vector<TensorPairFacts> FillModeCells(const DumpPair& pair,
+                                           const CompareOptions& options,
+                                           CompareResult* result,
+                                           std::vector<MsprobeRow>* rows) {
+  switch (result->mode) {
+    case CompareMode::kStatistics:
+      for (auto& r : *rows) ComputeStatDiffs(&r);
+      return {};
+    case CompareMode::kMd5:
+      for (auto& r : *rows) {
+        r.metrics = {Cell::Str(Md5Cell(r.npu)), Cell::Str(Md5Cell(r.bench))};
+      }
+      return {};
+    case CompareMode::kTensor:
+      break;
+  }
+  return CompareTensorRows(*pair.target, *pair.baseline, options, rows,
+                           &result->warnings);
+}
+
+// The output row for one msprobe row: cells, verdict and numeric view.
+CompareRow MakeRow(CompareMode mode, const MsprobeRow& r,
+                   const TensorPairFacts* facts, const DumpPair& pair,
+                   bool with_stack, bool first_of_entry) {
+  CompareRow out;
+  out.cells =
+      BuildCells(mode, r, with_stack, pair.target_stack, first_of_entry);
+  out.npu_name = r.npu->name;
+  out.bench_name = r.bench ? r.bench->name : kNA;
+  out.entry = r.npu->entry;
+  out.rank = pair.rank;
+  out.step = pair.step;
+  out.is_output = IsOutputRow(*r.npu);
+  RowVerdict v = JudgeRow(mode, r, facts);
+  out.verdict = v.verdict;
+  out.messages = std::move(v.messages);
+  out.reason = v.reason;
+  if (facts != nullptr) {
+    out.cosine = facts->cosine;
+    out.max_abs_err = facts->max_abs_err;
+    out.max_rel_err = facts->max_rel_err;
+    out.one_minus_cos = facts->one_minus_cos;
+  } else if (mode == CompareMode::kStatistics) {
+    out.max_rel_err = WorstStatRelErr(r);
+  }
+  out.msprobe_result = MsprobeResultName(r.result);
+  return out;
+}
+
+}  // namespace
+
 Status CompareRankPair(const DumpPair& pair, const CompareOptions& options,
                        CompareResult* result) {
   std::vector<OpRow> trows = FlattenDump(*pair.target);
   std::vector<OpRow> brows = FlattenDump(*pair.baseline);
-  std::vector<int> match;
-  if (options.align) {
-    match = AlignRows(trows, brows, pair.rank, &result->gaps);
-  } else {
-    MatchOptions mo;
-    mo.fuzzy = options.fuzzy_match;
-    mo.renumber_params_grad = options.renumber_params_grad;
-    match = MatchRows(trows, brows, mo);
-  }
+  std::vector<int> match = MatchFor(trows, brows, pair.rank, options, result);
   std::vector<MsprobeRow> rows(trows.size());
   for (size_t i = 0; i < trows.size(); ++i) {
     rows[i].npu = &trows[i];
     if (match[i] >= 0) rows[i].bench = &brows[static_cast<size_t>(match[i])];
   }
-  const CompareMode mode = result->mode;
-  std::vector<TensorPairFacts> facts;
-  if (mode == CompareMode::kStatistics) {
-    for (auto& r : rows) ComputeStatDiffs(&r);
-  } else if (mode == CompareMode::kMd5) {
-    for (auto& r : rows)
-      r.metrics = {Cell::Str(Md5Cell(r.npu)), Cell::Str(Md5Cell(r.bench))};
-  } else {
-    facts = CompareTensorRows(*pair.target, *pair.baseline, options, &rows,
-                              &result->warnings);
-  }
-  ApplyMsprobeRules(mode, &rows);
+  std::vector<TensorPairFacts> facts =
+      FillModeCells(pair, options, result, &rows);
+  ApplyMsprobeRules(result->mode, &rows);
   bool with_stack = std::find(result->columns.begin(), result->columns.end(),
                               "NPU_Stack_Info") != result->columns.end();
   for (size_t i = 0; i < rows.size(); ++i) {
-    const MsprobeRow& r = rows[i];
-    bool first = i == 0 || rows[i - 1].npu->entry != r.npu->entry;
-    CompareRow out;
-    out.cells = BuildCells(mode, r, with_stack, pair.target_stack, first);
-    out.npu_name = r.npu->name;
-    out.bench_name = r.bench ? r.bench->name : kNA;
-    out.entry = r.npu->entry;
-    out.rank = pair.rank;
-    out.step = pair.step;
-    out.is_output = IsOutputRow(*r.npu);
-    RowVerdict v = JudgeRow(mode, r, facts.empty() ? nullptr : &facts[i]);
-    out.verdict = v.verdict;
-    out.messages = std::move(v.messages);
-    out.reason = v.reason;
-    if (!facts.empty()) {
-      out.cosine = facts[i].cosine;
-      out.max_abs_err = facts[i].max_abs_err;
-      out.max_rel_err = facts[i].max_rel_err;
-      out.one_minus_cos = facts[i].one_minus_cos;
-    } else if (mode == CompareMode::kStatistics) {
-      out.max_rel_err = WorstStatRelErr(r);
-    }
-    out.msprobe_result = MsprobeResultName(r.result);
-    result->rows.push_back(std::move(out));
+    bool first = i == 0 || rows[i - 1].npu->entry != rows[i].npu->entry;
+    result->rows.push_back(MakeRow(result->mode, rows[i],
+                                   facts.empty() ? nullptr : &facts[i], pair,
+                                   with_stack, first));
   }
   return Status::Ok();
 }

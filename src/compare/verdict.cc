@@ -155,57 +155,76 @@ RowVerdict JudgeRow(CompareMode mode, const MsprobeRow& row,
   return v;
 }
 
+namespace {
+
+// One entry's rows [begin, end) of one (step, rank).
+struct EntryScan {
+  size_t end = 0;
+  bool inputs_ok = true;  // every input row passes
+  bool any_matched_input = false;
+  int bad_output = -1;  // first output row that does not pass
+};
+
+EntryScan ScanEntry(const std::vector<CompareRow>& rows, size_t begin) {
+  EntryScan e;
+  const CompareRow& head = rows[begin];
+  for (e.end = begin; e.end < rows.size(); ++e.end) {
+    const CompareRow& r = rows[e.end];
+    if (r.entry != head.entry || r.rank != head.rank || r.step != head.step) {
+      break;
+    }
+    bool ok = r.verdict == Verdict::kPass;
+    if (!r.is_output) {
+      e.any_matched_input |= r.verdict != Verdict::kUnmatched;
+      e.inputs_ok &= ok;
+    } else if (!ok && e.bad_output < 0) {
+      e.bad_output = static_cast<int>(e.end);
+    }
+  }
+  return e;
+}
+
+FirstDivergence At(const std::vector<CompareRow>& rows, size_t i,
+                   std::string detail) {
+  const CompareRow& r = rows[i];
+  return {
+      true, r.rank, r.step, r.entry, r.npu_name, r.reason, std::move(detail),
+      i};
+}
+
+std::string JoinMessages(const CompareRow& r) {
+  std::string out;
+  for (const auto& m : r.messages) out += (out.empty() ? "" : "; ") + m;
+  return out;
+}
+
+}  // namespace
+
 FirstDivergence FindFirstDivergence(const std::vector<CompareRow>& rows) {
   FirstDivergence best;
-  FirstDivergence fallback;
-  size_t i = 0;
-  while (i < rows.size()) {
-    size_t j = i;
-    bool inputs_ok = true, any_matched_input = false;
-    int bad_output = -1;
-    for (; j < rows.size() && rows[j].entry == rows[i].entry &&
-           rows[j].rank == rows[i].rank && rows[j].step == rows[i].step;
-         ++j) {
-      const CompareRow& r = rows[j];
-      bool ok = r.verdict == Verdict::kPass;
-      if (!ok && !fallback.found) {
-        fallback = {
-            true,
-            r.rank,
-            r.step,
-            r.entry,
-            r.npu_name,
-            r.reason,
-            "inputs already differ here and no dumped operator before it "
-            "diverged: the change happened outside the dumped operators (an op "
-            "left out of the dump, the input data or the weights)",
-            j};
-      }
-      if (!r.is_output) {
-        any_matched_input |= r.verdict != Verdict::kUnmatched;
-        inputs_ok &= ok;
-      } else if (!ok && bad_output < 0) {
-        bad_output = static_cast<int>(j);
-      }
+  size_t first_bad = rows.size();  // the fallback: earliest non-passing row
+  for (size_t i = 0; i < rows.size();) {
+    EntryScan e = ScanEntry(rows, i);
+    for (size_t j = i; j < e.end && first_bad == rows.size(); ++j) {
+      if (rows[j].verdict != Verdict::kPass) first_bad = j;
     }
-    bool fully_unmatched =
-        !any_matched_input && bad_output >= 0 &&
-        rows[static_cast<size_t>(bad_output)].verdict == Verdict::kUnmatched;
-    if (inputs_ok && bad_output >= 0 && !fully_unmatched) {
-      const CompareRow& r = rows[static_cast<size_t>(bad_output)];
+    if (e.bad_output >= 0) {
+      const CompareRow& r = rows[static_cast<size_t>(e.bad_output)];
+      bool fully_unmatched =
+          !e.any_matched_input && r.verdict == Verdict::kUnmatched;
       bool better = !best.found || r.step < best.step ||
                     (r.step == best.step && r.rank < best.rank);
-      if (better) {
-        std::string detail;
-        for (const auto& m : r.messages)
-          detail += (detail.empty() ? "" : "; ") + m;
-        best = {true,       r.rank,   r.step, r.entry,
-                r.npu_name, r.reason, detail, static_cast<size_t>(bad_output)};
+      if (e.inputs_ok && !fully_unmatched && better) {
+        best = At(rows, static_cast<size_t>(e.bad_output), JoinMessages(r));
       }
     }
-    i = j;
+    i = e.end;
   }
-  return best.found ? best : fallback;
+  if (best.found || first_bad == rows.size()) return best;
+  return At(rows, first_bad,
+            "inputs already differ here and no dumped operator before it "
+            "diverged: the change happened outside the dumped operators (an "
+            "op left out of the dump, the input data or the weights)");
 }
 
 }  // namespace lockstep
