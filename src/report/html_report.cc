@@ -231,6 +231,11 @@ std::string HtmlEscape(std::string_view s) {
 }  // namespace internal
 
 std::string RenderHtmlReport(const CompareResult& result) {
+  return RenderHtmlReport(result, HtmlExtras{});
+}
+
+std::string RenderHtmlReport(const CompareResult& result,
+                             const HtmlExtras& extras) {
   std::string out;
   out.reserve(4096 + result.rows.size() * 256);
   out +=
@@ -253,6 +258,13 @@ std::string RenderHtmlReport(const CompareResult& result) {
   AppendGaps(result, &out);
   AppendWarnings(result, &out);
   AppendPlotCard(&out);
+  if (!extras.curves_svg.empty()) {
+    out += "<section id=\"curves\" class=\"card\"><h2>";
+    out += HtmlEscape(extras.curves_title);
+    out += "</h2>\n";
+    out += extras.curves_svg;
+    out += "\n</section>\n";
+  }
   AppendTableCard(&out);
   out += "</main>\n";
   AppendScripts(result, &out);
@@ -260,8 +272,9 @@ std::string RenderHtmlReport(const CompareResult& result) {
   return out;
 }
 
-Status WriteHtmlReport(const CompareResult& result, const std::string& path) {
-  return WriteFileAtomic(path, RenderHtmlReport(result));
+Status WriteHtmlReport(const CompareResult& result, const std::string& path,
+                       const HtmlExtras& extras) {
+  return WriteFileAtomic(path, RenderHtmlReport(result, extras));
 }
 
 }  // namespace lockstep

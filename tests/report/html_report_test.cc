@@ -245,3 +245,22 @@ TEST(HtmlReportTest, WriteIsAtomicAndReportsErrors) {
 
 }  // namespace
 }  // namespace lockstep
+
+namespace lockstep {
+namespace {
+
+TEST(HtmlExtrasTest, CurvesCardIsEmbeddedOnlyWhenGiven) {
+  CompareResult r;
+  r.mode = CompareMode::kStatistics;
+  EXPECT_EQ(RenderHtmlReport(r).find("id=\"curves\""), std::string::npos);
+  HtmlExtras x;
+  x.curves_svg = "<svg id=\"c\"></svg>";
+  x.curves_title = "loss <a vs b>";
+  std::string html = RenderHtmlReport(r, x);
+  EXPECT_NE(html.find("<section id=\"curves\""), std::string::npos);
+  EXPECT_NE(html.find("<svg id=\"c\"></svg>"), std::string::npos);
+  EXPECT_NE(html.find("loss &lt;a vs b&gt;"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace lockstep

@@ -43,10 +43,21 @@ namespace lockstep {
 // out of the plot; ±Inf ones are drawn at the plot's edge.
 std::string RenderHtmlReport(const CompareResult& result);
 
+// Optional parts of the page.
+struct HtmlExtras {
+  // A loss-curve comparison (an <svg> made by lockstep's curve plot, trusted
+  // markup), shown in a card #curves titled `curves_title` (escaped).
+  std::string curves_svg;
+  std::string curves_title = "Loss curves";
+};
+std::string RenderHtmlReport(const CompareResult& result,
+                             const HtmlExtras& extras);
+
 // Writes RenderHtmlReport(result) to `path` atomically (temporary + rename).
 // Errors (as WriteFileAtomic): NotFound when the directory does not exist,
 // IoError otherwise; both name the path.
-Status WriteHtmlReport(const CompareResult& result, const std::string& path);
+Status WriteHtmlReport(const CompareResult& result, const std::string& path,
+                       const HtmlExtras& extras = {});
 
 }  // namespace lockstep
 
