@@ -151,7 +151,10 @@ StatusOr<CurveLog> ParseTfEvents(std::string_view data,
     TfRecordResult res = ReadTfRecord(data, offset, &payload, &next);
     if (res == TfRecordResult::kEnd) break;
     if (res != TfRecordResult::kOk) {
-      if (res == TfRecordResult::kBadDataCrc) ++log.malformed;
+      if (res == TfRecordResult::kBadDataCrc) {
+        ++log.lines;  // a record, though not a readable one
+        ++log.malformed;
+      }
       if (NoteDamage(res, offset, record, &log)) break;
       offset = next;
       continue;

@@ -237,6 +237,31 @@ TEST(TfEventsTest, TensorEncodedScalars) {
   EXPECT_EQ(log->malformed, 1);  // the garbage record
 }
 
+// Seed files written by a separate Python encoder (its own CRC-32C and
+// protobuf code, see the fuzz corpus), read as an independent check.
+TEST(TfEventsTest, PythonWrittenSeeds) {
+  const std::string dir =
+      std::string(LOCKSTEP_SOURCE_DIR) + "/fuzz/corpus/tfevents_fuzz/";
+  auto log = ReadCurveLog(dir + "simple_value.tfevents");
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  EXPECT_TRUE(log->warnings.empty());
+  ASSERT_EQ(log->metrics.at("loss").points.size(), 4u);
+  EXPECT_EQ(log->metrics.at("loss").points[3].step, 30);
+  EXPECT_EQ(log->metrics.at("loss").points[3].value, 0.25);
+  EXPECT_EQ(log->metrics.at("learning_rate").points[0].value, 0.5);
+  log = ReadCurveLog(dir + "tensor_scalars.tfevents");
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  ASSERT_EQ(log->metrics.at("loss").points.size(), 2u);
+  EXPECT_EQ(log->metrics.at("loss").points[1].value, 2.25);
+  log = ReadCurveLog(dir + "truncated.tfevents");
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  ASSERT_EQ(log->warnings.size(), 1u);
+  EXPECT_EQ(log->warnings[0].rfind("truncated at byte", 0), 0u);
+  log = ReadCurveLog(dir + "bad_crc.tfevents");
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  EXPECT_EQ(log->warnings[0].rfind("bad CRC at record 1", 0), 0u);
+}
+
 TEST(TfEventsTest, CreateInMissingParentFails) {
   auto w = TensorBoardWriter::Create("/nonexistent_dir_xyz/events.out");
   ASSERT_FALSE(w.ok());
