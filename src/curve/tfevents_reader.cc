@@ -7,6 +7,7 @@
 // Scalars come from simple_value (TF1, tensorboardX, PyTorch's
 // SummaryWriter) and from one-element float/double tensors (TF2).
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "curve/log_builder.h"
@@ -73,8 +74,11 @@ bool DecodeScalarTensor(std::string_view bytes, double* value) {
   return true;
 }
 
-// Adds the scalar of one Summary.Value, if it has one. False if malformed.
-bool AddValue(std::string_view bytes, int64_t step, CurveLog* log) {
+using Scalars = std::vector<std::pair<std::string_view, double>>;
+
+// Collects the scalar of one Summary.Value, if it has one. False if
+// malformed.
+bool DecodeValue(std::string_view bytes, Scalars* out) {
   ProtoReader r(bytes);
   std::string_view tag;
   double value = 0;
@@ -90,11 +94,11 @@ bool AddValue(std::string_view bytes, int64_t step, CurveLog* log) {
     }
   }
   if (!r.ok()) return false;
-  if (has_value) AddPoint(Series(log, CanonicalMetricName(tag)), step, value);
+  if (has_value) out->emplace_back(tag, value);
   return true;
 }
 
-// Adds the scalars of one Event. False if it is malformed.
+// Adds the scalars of one Event; nothing of it if it is malformed.
 bool AddEvent(std::string_view bytes, CurveLog* log) {
   ProtoReader r(bytes);
   int64_t step = 0;
@@ -104,13 +108,19 @@ bool AddEvent(std::string_view bytes, CurveLog* log) {
     if (r.field() == 5 && r.wire() == kLen) summaries.push_back(r.bytes());
   }
   if (!r.ok()) return false;
+  Scalars scalars;
   for (std::string_view summary : summaries) {
     ProtoReader s(summary);
     while (s.Next()) {
-      if (s.field() == 1 && s.wire() == kLen && !AddValue(s.bytes(), step, log))
+      if (s.field() == 1 && s.wire() == kLen &&
+          !DecodeValue(s.bytes(), &scalars)) {
         return false;
+      }
     }
     if (!s.ok()) return false;
+  }
+  for (const auto& [tag, value] : scalars) {
+    AddPoint(Series(log, CanonicalMetricName(tag)), step, value);
   }
   return true;
 }
