@@ -53,6 +53,13 @@ void AddFields(std::string_view rest, int64_t step, bool validation,
   }
 }
 
+std::string_view SkipBlanks(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) {
+    s.remove_prefix(1);
+  }
+  return s;
+}
+
 // "  20/    1000 |..." -> step 20 and the text after the first '|'.
 bool ParseIterationHead(std::string_view s, int64_t* step,
                         std::string_view* rest) {
@@ -73,9 +80,10 @@ bool ParseIterationHead(std::string_view s, int64_t* step,
 // Reads one line. Returns false when it looks like an iteration line but
 // does not parse (malformed).
 bool ParseLine(std::string_view line, CurveLog* log) {
-  std::string_view s = line;
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) {
-    s.remove_prefix(1);
+  std::string_view s = SkipBlanks(line);
+  // Megatron-LM since 2023 prefixes a timestamp: " [2024-01-01 10:00:00]".
+  if (!s.empty() && s[0] == '[' && s.find(']') != std::string_view::npos) {
+    s = SkipBlanks(s.substr(s.find(']') + 1));
   }
   bool validation = ConsumePrefix(&s, kValidation);
   if (!validation) {

@@ -33,7 +33,8 @@ bool LooksLikeTfRecord(std::string_view data) {
 // Megatron iteration lines in the first 1 MiB.
 bool LooksLikeMegatron(std::string_view head) {
   for (std::string_view probe :
-       {"\n iteration ", "\niteration ", "validation loss at iteration"}) {
+       {"\n iteration ", "\niteration ", "] iteration ",
+        "validation loss at iteration"}) {
     size_t at = head.find(probe);
     if (at == std::string_view::npos) continue;
     size_t eol = head.find('\n', at + 1);

@@ -141,6 +141,18 @@ TEST(MegatronTest, MalformedIterationLinesAreCounted) {
   EXPECT_EQ(Count(log, "learning_rate"), 0u);
 }
 
+TEST(MegatronTest, TimestampPrefixedLines) {
+  CurveLog log = MustRead(
+      "setting up\n"
+      " [2024-03-01 10:00:00] iteration       10/     100 | lm loss: "
+      "3.5E+00 | grad norm: 1.5 |\n",
+      "slurm-1.out");
+  EXPECT_EQ(log.format, CurveFormat::kMegatron);
+  ASSERT_EQ(Count(log, "loss"), 1u);
+  EXPECT_EQ(At(log, "loss", 0).step, 10);
+  EXPECT_EQ(At(log, "grad_norm", 0).value, 1.5);
+}
+
 TEST(CsvTest, StepColumnQuotesAndMalformedRows) {
   CurveLog log = MustRead(
       "epoch,\"global_step\",train/loss,lr,note\n"
