@@ -69,11 +69,14 @@ bool ParseDouble(std::string_view s, double* out) {
   }
   auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
   if (ec == std::errc::result_out_of_range) {
-    // Overflow: ±inf like Python's float(); underflow: 0.
+    // Overflow: ±inf like Python's float(); underflow (a negative
+    // exponent): ±0.
+    std::string_view parsed(s.data(), end - s.data());
+    size_t e = parsed.find_first_of("eE");
+    bool tiny = e != std::string_view::npos && e + 1 < parsed.size() &&
+                parsed[e + 1] == '-';
     double sign = s[0] == '-' ? -1 : 1;
-    bool big = s.find_first_of("eE") == std::string_view::npos ||
-               s[s.find_first_of("eE") + 1] != '-';
-    *out = big ? sign * std::numeric_limits<double>::infinity() : sign * 0.0;
+    *out = tiny ? sign * 0.0 : sign * std::numeric_limits<double>::infinity();
     return end == s.data() + s.size();
   }
   return ec == std::errc() && end == s.data() + s.size();

@@ -219,6 +219,17 @@ TEST(ErrorsTest, EmptyAndNonNumericFiles) {
   EXPECT_FALSE(missing.ok());
 }
 
+TEST(CsvTest, OutOfRangeNumbersSaturateLikePython) {
+  CurveLog log = MustRead("step,loss\n1,1e999\n2,-1e999\n3,1e-999\n4," +
+                              std::string(400, '9') + "\n",
+                          "x.csv");
+  ASSERT_EQ(Count(log, "loss"), 4u);
+  EXPECT_EQ(At(log, "loss", 0).value, HUGE_VAL);
+  EXPECT_EQ(At(log, "loss", 1).value, -HUGE_VAL);
+  EXPECT_EQ(At(log, "loss", 2).value, 0.0);
+  EXPECT_EQ(At(log, "loss", 3).value, HUGE_VAL);
+}
+
 TEST(CanonicalNameTest, Aliases) {
   EXPECT_EQ(CanonicalMetricName("lm loss"), "loss");
   EXPECT_EQ(CanonicalMetricName("learning-rate"), "learning_rate");
