@@ -26,14 +26,7 @@ struct CurveSeries {
 };
 
 // Log formats lockstep reads.
-enum class CurveFormat {
-  kAuto,
-  kTrainerState,
-  kMegatron,
-  kCsv,
-  kJsonl,
-  kTensorBoard
-};
+enum class CurveFormat { kAuto, kTrainerState, kMegatron, kCsv, kJsonl, kTensorBoard };
 const char* CurveFormatName(CurveFormat f);  // "auto", "trainer_state", ...
 
 // Canonical metric names, shared by every reader so logs of different
@@ -51,8 +44,8 @@ struct CurveLog {
   std::string source;  // the file read
   CurveFormat format = CurveFormat::kAuto;
   std::map<std::string, CurveSeries> metrics;  // by name
-  int64_t lines = 0;                           // lines or records read
-  int64_t malformed = 0;              // lines/records skipped as malformed
+  int64_t lines = 0;             // lines or records read
+  int64_t malformed = 0;         // lines/records skipped as malformed
   std::vector<std::string> warnings;  // e.g. "truncated at byte 1234: ..."
 };
 
