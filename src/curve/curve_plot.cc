@@ -20,8 +20,9 @@ constexpr const char* kDivergeColor = "#c00000";
 
 const char* Color(size_t k) { return kColors[k % std::size(kColors)]; }
 
+// REQUIRES: the text fits 256 bytes (fmt holds at most two numbers).
 void Appendf(std::string* out, const char* fmt, double a, double b) {
-  char buf[64];
+  char buf[256];
   std::snprintf(buf, sizeof(buf), fmt, a, b);
   *out += buf;
 }

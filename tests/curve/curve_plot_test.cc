@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -28,6 +29,32 @@ std::vector<CurvePoint> Wave(int n, double shift) {
   return pts;
 }
 
+// name (attr="value")* with an optional leading or trailing '/'.
+bool TagIsWellFormed(const std::string& tag) {
+  size_t i = tag[0] == '/', n = tag.size() - (tag.back() == '/');
+  auto name_char = [](char c) {
+    return std::isalnum(c) || c == ':' || c == '-';
+  };
+  size_t start = i;
+  while (i < n && name_char(tag[i])) ++i;
+  if (i == start) return false;
+  while (i < n) {
+    if (tag[i] != ' ' && tag[i] != '\n') return false;
+    while (i < n && (tag[i] == ' ' || tag[i] == '\n')) ++i;
+    if (i == n) break;
+    start = i;
+    while (i < n && name_char(tag[i])) ++i;
+    if (i == start || i + 1 >= n || tag[i] != '=' || tag[i + 1] != '"') {
+      return false;
+    }
+    size_t close = tag.find('"', i + 2);
+    if (close == std::string::npos || close >= n) return false;
+    if (tag.find_first_of("<>", i + 2) < close) return false;
+    i = close + 1;
+  }
+  return true;
+}
+
 // Tags open and close in a balanced way; returns "" or what went wrong.
 std::string CheckBalanced(const std::string& doc) {
   std::vector<std::string> stack;
@@ -38,6 +65,7 @@ std::string CheckBalanced(const std::string& doc) {
       return "unterminated tag at " + std::to_string(i);
     std::string tag = doc.substr(i + 1, end - i - 1);
     if (tag.empty() || tag[0] == '!') continue;
+    if (!TagIsWellFormed(tag)) return "malformed tag <" + tag + ">";
     bool closing = tag[0] == '/', self = tag.back() == '/';
     std::string name =
         tag.substr(closing, tag.find_first_of(" />", closing) - closing);
