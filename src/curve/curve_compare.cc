@@ -5,14 +5,12 @@
 #include <cstdio>
 #include <set>
 
+#include "curve/curve_text.h"
+
 namespace lockstep {
 namespace {
 
-std::string Num(double x) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.6g", x);
-  return buf;
-}
+using curve_text::Num;
 
 const std::vector<CurvePoint>* FindSeries(const CurveLog& log,
                                           const std::string& name) {

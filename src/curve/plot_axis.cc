@@ -41,7 +41,14 @@ Axis LogAxis(double lo, double hi, int target) {
   a.lo = std::floor(lo);
   a.hi = std::max(std::ceil(hi), a.lo + 1);
   int every = std::max(1, static_cast<int>((a.hi - a.lo) / target) + 1);
-  for (double t = a.lo; t <= a.hi; t += every) a.ticks.push_back(t);
+  bool minor = a.hi - a.lo <= 2;  // few decades: ticks at 2x and 5x too
+  for (double t = a.lo; t <= a.hi; t += every) {
+    a.ticks.push_back(t);
+    if (minor && t < a.hi) {
+      a.ticks.push_back(t + std::log10(2.0));
+      a.ticks.push_back(t + std::log10(5.0));
+    }
+  }
   return a;
 }
 
@@ -60,44 +67,6 @@ double Frame::X(double v) const {
 
 double Frame::Y(double v) const {
   return top + height - (v - y.lo) / (y.hi - y.lo) * height;
-}
-
-std::string XmlEscape(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        // Control characters are not allowed in XML 1.0.
-        if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n') {
-          out += '?';
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out;
-}
-
-std::string Num(double x) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%.6g", x);
-  return buf;
 }
 
 }  // namespace lockstep::plot

@@ -1,5 +1,5 @@
 // Internal to the curve plots: axis ranges with "nice" ticks, the mapping
-// from data to pixels, and text helpers for SVG/HTML.
+// from data to pixels.
 // Thread safety: pure functions and values.
 #ifndef LOCKSTEP_CURVE_PLOT_AXIS_H_
 #define LOCKSTEP_CURVE_PLOT_AXIS_H_
@@ -8,7 +8,12 @@
 #include <string_view>
 #include <vector>
 
+#include "curve/curve_text.h"
+
 namespace lockstep::plot {
+
+using curve_text::Num;
+using curve_text::XmlEscape;
 
 // An axis: the domain [lo, hi] (in log10 units when log) and its ticks.
 struct Axis {
@@ -23,7 +28,8 @@ struct Axis {
 Axis NiceAxis(double lo, double hi, int target);
 
 // A log10 axis over values whose log10 lie in [lo, hi]: the domain widened
-// to whole decades, a tick per decade (thinned to about `target`).
+// to whole decades, a tick per decade (thinned to about `target`), plus
+// ticks at 2x and 5x when the domain spans at most 2 decades.
 Axis LogAxis(double lo, double hi, int target);
 
 // A tick label: "10^k" style values as "1e-3".."1000" for log axes, else
@@ -37,12 +43,6 @@ struct Frame {
   double X(double v) const;
   double Y(double v) const;  // v in domain units (log10 already applied)
 };
-
-// Escapes & < > " ' for XML/HTML text and attributes.
-std::string XmlEscape(std::string_view s);
-
-// %.6g for a value in a table or label; "nan", "inf", "-inf" as such.
-std::string Num(double x);
 
 }  // namespace lockstep::plot
 
