@@ -47,6 +47,12 @@ void PrintInput(const CurveLog& log, const std::string& metric) {
   for (const auto& w : log.warnings) LogWarning(log.source + ": " + w);
 }
 
+std::string Num(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.6g", x);
+  return buf;
+}
+
 std::string Head(const std::vector<int64_t>& steps) {
   std::string s;
   for (size_t i = 0; i < steps.size() && i < 5; ++i) {
@@ -59,7 +65,8 @@ std::string Head(const std::vector<int64_t>& steps) {
 void PrintResult(const CurveInputResult& r, bool reference) {
   if (!reference) {
     LogInfo(r.source + ": " + std::to_string(r.common_steps) +
-            " common steps, max abs diff " + std::to_string(r.max_abs_diff) +
+            " common steps, max abs diff " + Num(r.max_abs_diff) + ", " +
+            std::to_string(r.divergent_steps) + " divergent steps" +
             (r.first_divergent_step
                  ? ", first divergent step " +
                        std::to_string(*r.first_divergent_step)

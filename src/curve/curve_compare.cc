@@ -91,6 +91,19 @@ bool Diverges(double ref, double t, const CurveCompareOptions& o) {
   return d > o.tol_abs && d > o.tol_rel * std::fabs(ref);
 }
 
+// Why a step with difference `d` diverges, naming the tolerances set.
+std::string DivergenceReason(double d, const CurveCompareOptions& o) {
+  if (!std::isfinite(d)) return "nan/inf on one side";
+  std::string why = "|diff| " + Num(std::fabs(d));
+  if (o.tol_abs == 0 && o.tol_rel == 0) return why + " with no tolerance set";
+  if (o.tol_abs > 0) why += " > tol_abs " + Num(o.tol_abs);
+  if (o.tol_rel > 0) {
+    why += std::string(o.tol_abs > 0 ? " and" : "") + " > tol_rel " +
+           Num(o.tol_rel) + " x |ref|";
+  }
+  return why;
+}
+
 double RelDiff(double d, double ref) {
   if (ref == 0) return d == 0 ? 0 : INFINITY;
   return std::fabs(d) / std::fabs(ref);
@@ -126,8 +139,10 @@ Sums DiffAgainst(const std::vector<CurvePoint>& ref,
         r->max_rel_diff = std::max(r->max_rel_diff, rel);
         if (std::isfinite(rel)) s.rel += rel, ++s.n_rel;
       }
-      if (!r->first_divergent_step && Diverges(ref[i].value, t[j].value, o)) {
-        r->first_divergent_step = step;
+      if (Diverges(ref[i].value, t[j].value, o)) {
+        if (!r->first_divergent_step) r->first_divergent_step = step;
+        ++r->divergent_steps;
+        if (!std::isfinite(d)) ++r->nonfinite_mismatches;
       }
       ++i, ++j;
     }
@@ -171,6 +186,8 @@ void Aggregate(CurveComparison* c, const std::vector<Sums>& sums) {
     c->max_rel_diff = std::max(c->max_rel_diff, r.max_rel_diff);
     all.abs += sums[k].abs, all.n_abs += sums[k].n_abs;
     all.rel += sums[k].rel, all.n_rel += sums[k].n_rel;
+    c->divergent_steps += r.divergent_steps;
+    c->nonfinite_mismatches += r.nonfinite_mismatches;
     if (r.first_divergent_step &&
         (!c->first_divergent_step ||
          *r.first_divergent_step < *c->first_divergent_step)) {
@@ -264,9 +281,10 @@ StatusOr<CurveComparison> CompareCurves(const std::vector<CurveLog>& logs,
 
 std::string CurveVerdict(const CurveComparison& c) {
   const std::string& m = c.options.metric;
+  std::string over =
+      " over " + std::to_string(c.common_steps) + " common steps";
   if (!c.diverged()) {
-    return "PASS: " + m + " curves agree over " +
-           std::to_string(c.common_steps) + " common steps (max abs diff " +
+    return "PASS: " + m + " curves agree" + over + " (max abs diff " +
            Num(c.max_abs_diff) + ", max rel diff " + Num(c.max_rel_diff) + ")";
   }
   const CurveInputResult& r = c.inputs[c.first_divergent_input];
@@ -275,14 +293,16 @@ std::string CurveVerdict(const CurveComparison& c) {
       r.diff.begin(), r.diff.end(), step,
       [](const CurvePoint& p, int64_t s) { return p.step < s; });
   double d = it != r.diff.end() ? it->value : NAN;
-  std::string why = std::isfinite(d)
-                        ? "|diff| " + Num(std::fabs(d)) + " > tol_abs " +
-                              Num(c.options.tol_abs) + " and > tol_rel " +
-                              Num(c.options.tol_rel) + " x |ref|"
-                        : "nan/inf on one side";
-  return "FAIL: " + m + " diverges at step " + std::to_string(step) + " in " +
-         r.source + ": " + why + " (max abs diff " + Num(c.max_abs_diff) +
-         " over " + std::to_string(c.common_steps) + " common steps)";
+  std::string line =
+      "FAIL: " + m + " diverges at step " + std::to_string(step) + " in " +
+      r.source + ": " + DivergenceReason(d, c.options) + " (" +
+      std::to_string(c.divergent_steps) + " divergent steps, max abs diff " +
+      Num(c.max_abs_diff) + over + ")";
+  if (c.nonfinite_mismatches == 0) {
+    line += ". Note: --tol-abs " + curve_text::NumUp(c.max_abs_diff) +
+            " would pass";
+  }
+  return line;
 }
 
 }  // namespace lockstep

@@ -75,6 +75,8 @@ void Input(Writer& w, const CurveInputResult& r, bool reference) {
   Number(w, "max_rel_diff", r.max_rel_diff);
   Number(w, "mean_rel_diff", r.mean_rel_diff);
   OptStep(w, "first_divergent_step", r.first_divergent_step);
+  Int(w, "divergent_steps", r.divergent_steps);
+  Int(w, "nonfinite_mismatches", r.nonfinite_mismatches);
   Steps(w, "only_steps", r.only_steps);
   Steps(w, "missing_steps", r.missing_steps);
   Steps(w, "nonfinite_steps", r.nonfinite_steps);
@@ -101,6 +103,8 @@ void Overall(Writer& w, const CurveComparison& c) {
   Number(w, "max_rel_diff", c.max_rel_diff);
   Number(w, "mean_rel_diff", c.mean_rel_diff);
   OptStep(w, "first_divergent_step", c.first_divergent_step);
+  Int(w, "divergent_steps", c.divergent_steps);
+  Int(w, "nonfinite_mismatches", c.nonfinite_mismatches);
   w.Key("first_divergent_source");
   if (c.first_divergent_input >= 0) {
     w.String(c.inputs[c.first_divergent_input].source.c_str());

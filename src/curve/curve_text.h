@@ -11,6 +11,11 @@ namespace lockstep::curve_text {
 // %.6g; "nan", "inf", "-inf" as such.
 std::string Num(double x);
 
+// The shortest %.6g text of a value >= x (x rounded up in its 6th
+// significant digit where needed), for "--tol-abs N would pass" hints that
+// must hold. REQUIRES: x finite and >= 0.
+std::string NumUp(double x);
+
 // Escapes & < > " ' for XML/HTML text and attribute values; control
 // characters other than tab and newline (not allowed in XML 1.0) become '?'.
 std::string XmlEscape(std::string_view s);

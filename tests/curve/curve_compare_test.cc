@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 
 namespace lockstep {
@@ -184,6 +185,45 @@ TEST(CompareCurves, ThreeInputsEarliestDivergenceWins) {
   EXPECT_EQ(c->max_abs_diff, 1.0);
   EXPECT_NE(CurveVerdict(*c).find("FAIL: loss diverges at step 2 in c"),
             std::string::npos);
+}
+
+TEST(CompareCurves, VerdictNamesTolerancesAndSmallestPassing) {
+  auto a = MakeLog("a", {{1, 10.0}, {2, 10.0}, {3, 10.0}});
+  auto b = MakeLog("b", {{1, 10.0}, {2, 10.5}, {3, 12.0}});
+  auto none = CompareCurves({a, b}, {});
+  EXPECT_EQ(none->divergent_steps, 2);
+  EXPECT_EQ(CurveVerdict(*none),
+            "FAIL: loss diverges at step 2 in b: |diff| 0.5 with no "
+            "tolerance set (2 divergent steps, max abs diff 2 over 3 common "
+            "steps). Note: --tol-abs 2 would pass");
+  CurveCompareOptions o;
+  o.tol_rel = 0.01;
+  std::string v = CurveVerdict(*CompareCurves({a, b}, o));
+  EXPECT_NE(v.find(": |diff| 0.5 > tol_rel 0.01 x |ref| ("), std::string::npos)
+      << v;
+  o.tol_abs = 0.1;
+  v = CurveVerdict(*CompareCurves({a, b}, o));
+  EXPECT_NE(v.find("|diff| 0.5 > tol_abs 0.1 and > tol_rel 0.01 x |ref|"),
+            std::string::npos)
+      << v;
+  auto n = MakeLog("n", {{1, 10.0}, {2, NAN}, {3, 10.0}});
+  auto withnan = CompareCurves({a, n}, {});
+  EXPECT_EQ(withnan->nonfinite_mismatches, 1);
+  EXPECT_EQ(CurveVerdict(*withnan).find("would pass"), std::string::npos);
+}
+
+// Regression: the hint printed --tol-abs 0.1 for a max abs diff of
+// 0.10000000000000009 (1.1 - 1.0), a tolerance that fails.
+TEST(CompareCurves, SuggestedToleranceReallyPasses) {
+  auto a = MakeLog("a", {{1, 1.0}, {2, 1.2}, {3, 2.0}});
+  auto b = MakeLog("b", {{1, 1.1}, {2, 1.3}, {3, 2.0 + 1e-7 / 3}});
+  auto c = CompareCurves({a, b}, {});
+  std::string v = CurveVerdict(*c);
+  size_t at = v.find("--tol-abs ");
+  ASSERT_NE(at, std::string::npos) << v;
+  CurveCompareOptions o;
+  o.tol_abs = std::strtod(v.c_str() + at + 10, nullptr);
+  EXPECT_FALSE(CompareCurves({a, b}, o)->diverged()) << v;
 }
 
 TEST(CompareCurves, VerdictPass) {

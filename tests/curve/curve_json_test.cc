@@ -36,6 +36,9 @@ TEST(CurveJson, ParsesBackWithFields) {
   EXPECT_DOUBLE_EQ(d["max_abs_diff"].GetDouble(), 0.5);
   EXPECT_EQ(d["first_divergent_step"].GetInt64(), 2);
   EXPECT_STREQ(d["first_divergent_source"].GetString(), "b.log");
+  EXPECT_EQ(d["divergent_steps"].GetInt64(), 1);
+  EXPECT_EQ(d["inputs"][1]["divergent_steps"].GetInt64(), 1);
+  EXPECT_EQ(d["nonfinite_mismatches"].GetInt64(), 0);
   EXPECT_TRUE(d["max_rel_diff"].IsNull());  // inf: reference 0 at step 2
   EXPECT_TRUE(d["diverged"].GetBool());
   EXPECT_EQ(std::string(d["verdict"].GetString()).rfind("FAIL: ", 0), 0u);

@@ -75,6 +75,8 @@ struct CurveInputResult {
   double max_rel_diff = 0;  // may be +inf (reference 0)
   double mean_rel_diff = 0;
   std::optional<int64_t> first_divergent_step;
+  int64_t divergent_steps = 0;       // common steps that diverge
+  int64_t nonfinite_mismatches = 0;  // of those, nan/inf on one side
 };
 
 struct CurveComparison {
@@ -87,7 +89,9 @@ struct CurveComparison {
   double max_rel_diff = 0;
   double mean_rel_diff = 0;
   std::optional<int64_t> first_divergent_step;  // earliest over inputs
-  int first_divergent_input = -1;  // index into inputs; -1 when none
+  int first_divergent_input = -1;    // index into inputs; -1 when none
+  int64_t divergent_steps = 0;       // summed over inputs
+  int64_t nonfinite_mismatches = 0;  // summed over inputs
 
   bool diverged() const { return first_divergent_step.has_value(); }
 };
@@ -116,8 +120,11 @@ StatusOr<CurveComparison> CompareCurves(const std::vector<CurveLog>& logs,
                                         const CurveCompareOptions& options);
 
 // One grep-able line: "PASS: loss curves agree over 187 common steps (max
-// abs diff 0.0012)" or "FAIL: loss diverges at step 400 in b.log: |diff|
-// 0.31 > tol_abs 0.1 ...". Numbers printed with %.6g.
+// abs diff 0.0012, max rel diff 0.0004)" or "FAIL: loss diverges at step
+// 400 in b.log: |diff| 0.31 > tol_abs 0.1 (12 divergent steps, max abs diff
+// 0.52 over 187 common steps). Note: --tol-abs 0.52 would pass" — the note
+// (the smallest passing tolerance) only when no step fails on nan/inf.
+// Numbers printed with %.6g.
 std::string CurveVerdict(const CurveComparison& c);
 
 }  // namespace lockstep
