@@ -179,7 +179,7 @@ int Run(int argc, char** argv) {
   }
   if (Status s = WriteOutputs(a, *c); !s.ok()) return ReportError(s);
   std::printf("%s\n", CurveVerdict(*c).c_str());
-  return c->diverged() ? kExitDiverged : kExitPass;
+  return c->passed() ? kExitPass : kExitDiverged;
 }
 
 }  // namespace

@@ -279,8 +279,19 @@ StatusOr<CurveComparison> CompareCurves(const std::vector<CurveLog>& logs,
   return c;
 }
 
+int CurveComparison::disjoint_input() const {
+  for (size_t k = 1; k < inputs.size(); ++k) {
+    if (inputs[k].common_steps == 0) return static_cast<int>(k);
+  }
+  return -1;
+}
+
 std::string CurveVerdict(const CurveComparison& c) {
   const std::string& m = c.options.metric;
+  if (int k = c.disjoint_input(); k >= 0 && !c.diverged()) {
+    return "FAIL: " + m + " of " + c.inputs[k].source +
+           " shares no step with the reference " + c.inputs[0].source;
+  }
   std::string over =
       " over " + std::to_string(c.common_steps) + " common steps";
   if (!c.diverged()) {

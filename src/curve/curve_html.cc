@@ -65,8 +65,8 @@ std::string RenderCurveHtml(const CurveComparison& c,
       "<meta charset=\"utf-8\">\n<title>" +
       XmlEscape(title) + "</title>\n<style>" + kStyle +
       "</style>\n</head>\n<body>\n<h1>" + XmlEscape(title) + "</h1>\n";
-  page += std::string("<p class=\"") + (c.diverged() ? "fail" : "pass") +
-          "\">" + XmlEscape(CurveVerdict(c)) + "</p>\n";
+  page += std::string("<p class=\"") + (c.passed() ? "pass" : "fail") + "\">" +
+          XmlEscape(CurveVerdict(c)) + "</p>\n";
   page += "<p>tol_abs " + Num(c.options.tol_abs) + ", tol_rel " +
           Num(c.options.tol_rel) + ", smoothing " + Num(c.options.smoothing) +
           "</p>\n";

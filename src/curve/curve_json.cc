@@ -95,6 +95,8 @@ void Overall(Writer& w, const CurveComparison& c) {
   std::string verdict = CurveVerdict(c);
   w.Key("verdict");
   w.String(verdict.c_str(), static_cast<rapidjson::SizeType>(verdict.size()));
+  w.Key("passed");
+  w.Bool(c.passed());
   w.Key("diverged");
   w.Bool(c.diverged());
   Int(w, "common_steps", c.common_steps);

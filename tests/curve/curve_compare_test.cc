@@ -226,6 +226,20 @@ TEST(CompareCurves, SuggestedToleranceReallyPasses) {
   EXPECT_FALSE(CompareCurves({a, b}, o)->diverged()) << v;
 }
 
+TEST(CompareCurves, DisjointStepsFail) {
+  auto a = MakeLog("a", {{1, 1.0}, {2, 1.0}});
+  auto b = MakeLog("b", {{3, 1.0}, {4, 1.0}});
+  auto c = CompareCurves({a, a, b}, {});
+  EXPECT_FALSE(c->diverged());
+  EXPECT_EQ(c->disjoint_input(), 2);
+  EXPECT_FALSE(c->passed());
+  EXPECT_EQ(CurveVerdict(*c),
+            "FAIL: loss of b shares no step with the reference a");
+  auto empty = MakeLog("e", {});
+  EXPECT_FALSE(CompareCurves({a, empty}, {})->passed());
+  EXPECT_TRUE(CompareCurves({a, a}, {})->passed());
+}
+
 TEST(CompareCurves, VerdictPass) {
   auto a = MakeLog("a", {{1, 1.0}, {2, 1.0}});
   auto c = CompareCurves({a, a}, {});

@@ -64,6 +64,7 @@ TEST(CurveJson, PassHasNullDivergence) {
   EXPECT_TRUE(d["first_divergent_step"].IsNull());
   EXPECT_TRUE(d["first_divergent_source"].IsNull());
   EXPECT_FALSE(d["diverged"].GetBool());
+  EXPECT_TRUE(d["passed"].GetBool());
 }
 
 TEST(CurveJson, WriteFailsOnBadPath) {

@@ -180,6 +180,23 @@ TEST(CurvePlot, TwoHundredThousandPointsRenderFastAndSmall) {
   EXPECT_EQ(CheckBalanced(html), "");
 }
 
+TEST(CurvePlot, EmptyAndSinglePointSeriesRender) {
+  auto a = MakeLog("a", {{5, 1.0}});
+  auto e = MakeLog("e", {});
+  for (bool log : {false, true}) {
+    CurveCompareOptions o;
+    o.log_y = log;
+    auto c = CompareCurves({a, e, a}, o);
+    ASSERT_TRUE(c.ok());
+    std::string html = RenderCurveHtml(*c);
+    EXPECT_EQ(CheckBalanced(html), "");
+    std::string svg = RenderCurveSvg(*c);
+    EXPECT_EQ(svg.find("nan"), std::string::npos);
+    EXPECT_NE(svg.find("l0,0"), std::string::npos);  // the lone point
+    EXPECT_NE(html.find("class=\"fail\""), std::string::npos);
+  }
+}
+
 TEST(CurvePlot, WritesBothFiles) {
   std::string dir = std::string(LOCKSTEP_BIN_DIR) + "/curve_plot_test_out";
   auto a = MakeLog("a", Wave(10, 0));

@@ -94,6 +94,11 @@ struct CurveComparison {
   int64_t nonfinite_mismatches = 0;  // summed over inputs
 
   bool diverged() const { return first_divergent_step.has_value(); }
+  // The index of the first non-reference input that shares no step with
+  // the reference (nothing could be compared), or -1.
+  int disjoint_input() const;
+  // No divergence, and every input shares steps with the reference.
+  bool passed() const { return !diverged() && disjoint_input() < 0; }
 };
 
 // Checks the options: tolerances finite and >= 0, smoothing in [0, 1),
@@ -119,12 +124,15 @@ std::vector<CurvePoint> SmoothEma(const std::vector<CurvePoint>& points,
 StatusOr<CurveComparison> CompareCurves(const std::vector<CurveLog>& logs,
                                         const CurveCompareOptions& options);
 
-// One grep-able line: "PASS: loss curves agree over 187 common steps (max
-// abs diff 0.0012, max rel diff 0.0004)" or "FAIL: loss diverges at step
-// 400 in b.log: |diff| 0.31 > tol_abs 0.1 (12 divergent steps, max abs diff
-// 0.52 over 187 common steps). Note: --tol-abs 0.52 would pass" — the note
-// (the smallest passing tolerance) only when no step fails on nan/inf.
-// Numbers printed with %.6g.
+// One grep-able line, "PASS: " when c.passed(), else "FAIL: ":
+//   PASS: loss curves agree over 187 common steps (max abs diff 0.0012, max
+//   rel diff 0.0004)
+//   FAIL: loss diverges at step 400 in b.log: |diff| 0.31 > tol_abs 0.1 (12
+//   divergent steps, max abs diff 0.52 over 187 common steps). Note:
+//   --tol-abs 0.52 would pass
+//   FAIL: loss of b.log shares no step with the reference a.log
+// The note (the smallest passing tol_abs, rounded up) appears only when no
+// step fails on nan/inf. Numbers printed with %.6g.
 std::string CurveVerdict(const CurveComparison& c);
 
 }  // namespace lockstep

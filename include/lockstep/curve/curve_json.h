@@ -1,7 +1,8 @@
 // A curve comparison as JSON, for scripts and CI:
 //
 //   {"metric": "loss", "tol_abs": 0, "tol_rel": 0, "smoothing": 0,
-//    "verdict": "PASS: ...", "diverged": false, "common_steps": 187,
+//    "verdict": "PASS: ...", "passed": true,
+//    "diverged": false, "common_steps": 187,
 //    "max_abs_diff": 0.0012, "mean_abs_diff": ..., "max_rel_diff": ...,
 //    "mean_rel_diff": ..., "first_divergent_step": null,
 //    "divergent_steps": 0, "nonfinite_mismatches": 0,
