@@ -8,8 +8,9 @@
 //   - Alignment: a series is sorted by step; a step logged twice keeps the
 //     later value. Two inputs are compared over the steps both hold.
 //   - Smoothing (weight w in [0, 1), 0 = off) is TensorBoard's debiased EMA
-//     (see SmoothEma). When on, differences and divergence are computed on
-//     the smoothed values; nan/inf detection always looks at raw values.
+//     (see SmoothEma), each input's EMA running over all of its own steps.
+//     When on, differences and divergence are computed on the smoothed
+//     values; the nan/inf step lists always look at raw values.
 //   - Differences: diff = target - reference; rel = |diff| / |reference|,
 //     +inf when the reference is 0 and diff is not, 0 when both are 0.
 //   - Divergence at a common step: diff is finite and
@@ -17,7 +18,14 @@
 //     i.e. the step fails every tolerance; a tolerance of 0 admits only
 //     exact equality, so with both at 0 (the default) any difference
 //     diverges. A step where either value is nan/inf diverges unless both
-//     are the same non-finite value (nan and nan, +inf and +inf).
+//     are the same non-finite value (nan and nan, +inf and +inf). A
+//     comparison passes when no step diverges and every input shares at
+//     least one step with the reference.
+//   - Health, per input and from raw series: "loss_scale" drops are steps
+//     where it is lower than at the previous logged step; skipped steps are
+//     those whose "skipped_iterations" value is > 0, read as Megatron logs
+//     it: the number skipped in the logging interval ending at that step
+//     (so skipped_total is their sum, not the last value).
 //   - Maxima and means are taken over the steps whose diff (resp. rel) is
 //     finite; max_abs_diff is thus the smallest tol_abs that passes when no
 //     step is non-finite.
