@@ -5,12 +5,14 @@ namespace lockstep::cli {
 int RunCompare(int argc, char** argv);
 int RunOverflow(int argc, char** argv);
 int RunInspect(int argc, char** argv);
+int RunCurve(int argc, char** argv);
 
 const std::vector<Command>& Commands() {
   static const std::vector<Command> kCommands = {
       {"compare", RunCompare},
       {"overflow", RunOverflow},
       {"inspect", RunInspect},
+      {"curve", RunCurve},
   };
   return kCommands;
 }

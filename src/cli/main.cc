@@ -18,7 +18,9 @@ void PrintUsage() {
       "report.html\n"
       "  overflow  list dump entries with inf/nan or values saturated at the\n"
       "            fp16/bf16 maximum, first one first\n"
-      "  inspect   show what a dump holds\n\n"
+      "  inspect   show what a dump holds\n"
+      "  curve     compare training loss curves (HuggingFace, Megatron, CSV,\n"
+      "            JSONL, TensorBoard logs) step by step; plot them\n\n"
       "Run 'lockstep <command> --help' for the options of a command.\n"
       "Exit codes: 0 pass, 1 divergence or failed check, 2 usage error,\n"
       "3 I/O or format error.\n");
