@@ -9,6 +9,9 @@
 #include "lockstep/core/file.h"
 #include "lockstep/core/log.h"
 #include "lockstep/core/parallel.h"
+#include "lockstep/curve/curve_compare.h"
+#include "lockstep/curve/curve_plot.h"
+#include "lockstep/curve/readers.h"
 #include "lockstep/report/csv_report.h"
 #include "lockstep/report/html_report.h"
 #include "lockstep/report/outcome.h"
@@ -23,8 +26,27 @@ struct Args {
   std::string mode = "auto";
   bool fuzzy = false, align = false, xlsx = false, renumber = false;
   int jobs = 0;
+  std::string target_log, baseline_log, curve_metric = "loss";
   LoggingOptions logging;
 };
+
+// The loss curves of the two runs as an SVG for report.html, when both logs
+// were given ("" when neither). Reads and compares them with the curve layer.
+StatusOr<std::string> CurvesSvg(const Args& a) {
+  if (a.target_log.empty() && a.baseline_log.empty()) return std::string();
+  if (a.target_log.empty() || a.baseline_log.empty()) {
+    return Status::InvalidArgument("--target-log/--baseline-log",
+                                   "give both logs or neither");
+  }
+  LOCKSTEP_ASSIGN_OR_RETURN(CurveLog baseline, ReadCurveLog(a.baseline_log));
+  LOCKSTEP_ASSIGN_OR_RETURN(CurveLog target, ReadCurveLog(a.target_log));
+  CurveCompareOptions o;
+  o.metric = a.curve_metric;
+  LOCKSTEP_ASSIGN_OR_RETURN(CurveComparison c,
+                            CompareCurves({baseline, target}, o));
+  LogInfo("curves: " + CurveVerdict(c));
+  return RenderCurveSvg(c);
+}
 
 void Progress(size_t done, size_t total) {
   if (done == total || done % 64 == 0) {
@@ -61,14 +83,20 @@ StatusOr<CompareOptions> MakeOptions(const Args& a) {
   return o;
 }
 
-Status WriteReports(const CompareResult& r, const Args& a) {
+Status WriteReports(const CompareResult& r, const Args& a,
+                    const std::string& curves_svg) {
   LOCKSTEP_RETURN_IF_ERROR(CreateDirs(a.out_dir));
   std::string ts = CompareTimestamp();
   LOCKSTEP_ASSIGN_OR_RETURN(std::vector<std::string> csvs,
                             WriteCompareCsv(r, a.out_dir, ts));
   for (const auto& p : csvs) LogInfo("wrote " + p);
   LOCKSTEP_RETURN_IF_ERROR(WriteSummaryJson(r, a.out_dir + "/summary.json"));
-  LOCKSTEP_RETURN_IF_ERROR(WriteHtmlReport(r, a.out_dir + "/report.html"));
+  HtmlExtras extras;
+  extras.curves_svg = curves_svg;
+  extras.curves_title = a.curve_metric + " curves (" + a.baseline_log +
+                        " = reference, " + a.target_log + ")";
+  LOCKSTEP_RETURN_IF_ERROR(
+      WriteHtmlReport(r, a.out_dir + "/report.html", extras));
   LogInfo("wrote " + a.out_dir + "/summary.json and " + a.out_dir +
           "/report.html");
   if (a.xlsx) {
@@ -138,17 +166,30 @@ int Run(int argc, char** argv) {
       ->capture_default_str();
   app.add_flag("--xlsx", a.xlsx,
                "Also write the table as .xlsx (errors red, warnings yellow)");
+  app.add_option("--target-log", a.target_log,
+                 "Training log of the target run (trainer_state.json, "
+                 "Megatron stdout, CSV, JSONL, TensorBoard events): its "
+                 "curve goes into report.html")
+      ->group("Loss curves");
+  app.add_option("--baseline-log", a.baseline_log,
+                 "Training log of the baseline run")
+      ->group("Loss curves");
+  app.add_option("--curve-metric", a.curve_metric, "Metric of the logs to plot")
+      ->capture_default_str()
+      ->group("Loss curves");
   AddLoggingOptions(app, &a.logging);
   if (int rc = ParseOrExit(app, argc, argv); rc >= 0) return rc;
   ApplyLoggingOptions(a.logging);
   StatusOr<CompareOptions> opts = MakeOptions(a);
   if (!opts.ok()) return ReportError(opts.status());
+  StatusOr<std::string> curves = CurvesSvg(a);  // before the heavy work
+  if (!curves.ok()) return ReportError(curves.status());
   StatusOr<CompareResult> r = CompareDumpPaths(a.target, a.baseline, *opts);
   if (!r.ok()) return ReportError(r.status());
   for (const auto& w : r->warnings) LogWarning(w);
   PrintGaps(*r);
   PrintFirstDivergence(*r);
-  Status s = WriteReports(*r, a);
+  Status s = WriteReports(*r, a, *curves);
   if (!s.ok()) return ReportError(s);
   std::printf("%s\n", VerdictLine(*r).c_str());
   bool all_pass = r->summary.pass == r->summary.rows;

@@ -6,6 +6,8 @@
 #include <array>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 namespace {
@@ -126,6 +128,45 @@ TEST_F(CliTest, CompareBadInput) {
   EXPECT_EQ(mixed.code, 2) << mixed.out;
   EXPECT_NE(mixed.out.find("--mode"), std::string::npos) << mixed.out;
   fs::remove_all(out);
+}
+
+TEST_F(CliTest, CompareEmbedsLossCurvesWhenGivenBothLogs) {
+  std::string out = ::testing::TempDir() + "lockstep_cli_curves";
+  std::string src = LOCKSTEP_SOURCE_DIR;
+  std::string dumps = kFix + "/toy/dumpB " + kFix + "/toy/dumpA -o " + out;
+  CmdRun one = Exec("compare " + dumps + " --target-log " + src +
+                    "/examples/curves/target.csv");
+  EXPECT_EQ(one.code, 2) << one.out;
+  CmdRun bad = Exec("compare " + dumps + " --target-log /nonexistent.csv" +
+                    " --baseline-log " + src + "/examples/curves/baseline.csv");
+  EXPECT_EQ(bad.code, 3) << bad.out;
+  CmdRun r = Exec("compare " + dumps + " --target-log " + src +
+                  "/examples/curves/target.csv --baseline-log " + src +
+                  "/examples/curves/baseline.csv");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("curves: FAIL: loss diverges at step"),
+            std::string::npos)
+      << r.out;
+  std::ifstream in(out + "/report.html");
+  std::stringstream html;
+  html << in.rdbuf();
+  EXPECT_NE(html.str().find("<section id=\"curves\""), std::string::npos);
+  fs::remove_all(out);
+}
+
+TEST_F(CliTest, CurveOnRealLogs) {
+  std::string meg = std::string(LOCKSTEP_FIXTURES_DIR) + "/megatron";
+  std::string log;
+  for (const auto& e : fs::directory_iterator(meg)) log = e.path().string();
+  CmdRun same = Exec("curve " + log + " " + log);
+  EXPECT_EQ(same.code, 0) << same.out;
+  EXPECT_NE(same.out.find("PASS: loss curves agree over 19 common steps"),
+            std::string::npos)
+      << same.out;
+  std::string ts = std::string(LOCKSTEP_FIXTURES_DIR) + "/trainer_state/";
+  CmdRun diff = Exec("curve " + ts + "Dheena731__tinyLlama-finetune__1.json " +
+                     ts + "AriesChen-UPC__GeoLLM__1.json --tol-rel 0.05");
+  EXPECT_EQ(diff.code, 1) << diff.out;
 }
 
 }  // namespace
