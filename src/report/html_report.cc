@@ -10,6 +10,7 @@
 #include "html_internal.h"
 #include "json_util.h"
 #include "lockstep/core/file.h"
+#include "lockstep/core/markup.h"
 #include "lockstep/report/outcome.h"
 
 namespace lockstep {
@@ -201,31 +202,7 @@ void AppendScripts(const CompareResult& r, std::string* out) {
 namespace internal {
 
 std::string HtmlEscape(std::string_view s) {
-  std::string clean = SanitizeUtf8(s);
-  std::string out;
-  out.reserve(clean.size());
-  for (char c : clean) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
+  return EscapeMarkup(SanitizeUtf8(s));
 }
 
 }  // namespace internal
