@@ -6,13 +6,13 @@ int RunCompare(int argc, char** argv);
 int RunOverflow(int argc, char** argv);
 int RunInspect(int argc, char** argv);
 int RunCurve(int argc, char** argv);
+int RunRng(int argc, char** argv);
 
 const std::vector<Command>& Commands() {
   static const std::vector<Command> kCommands = {
-      {"compare", RunCompare},
-      {"overflow", RunOverflow},
-      {"inspect", RunInspect},
-      {"curve", RunCurve},
+      {"compare", RunCompare}, {"overflow", RunOverflow},
+      {"inspect", RunInspect}, {"curve", RunCurve},
+      {"rng", RunRng},
   };
   return kCommands;
 }

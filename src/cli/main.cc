@@ -20,7 +20,10 @@ void PrintUsage() {
       "            fp16/bf16 maximum, first one first\n"
       "  inspect   show what a dump holds\n"
       "  curve     compare training loss curves (HuggingFace, Megatron, CSV,\n"
-      "            JSONL, TensorBoard logs) step by step; plot them\n\n"
+      "            JSONL, TensorBoard logs) step by step; plot them\n"
+      "  rng       print a reproducible Philox random stream (uint32, "
+      "uniform,\n"
+      "            normal, bernoulli), bit-identical on every machine\n\n"
       "Run 'lockstep <command> --help' for the options of a command.\n"
       "Exit codes: 0 pass, 1 divergence or failed check, 2 usage error,\n"
       "3 I/O or format error.\n");
