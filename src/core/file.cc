@@ -55,7 +55,8 @@ StatusOr<std::shared_ptr<const MappedFile>> MappedFile::Open(
   if (S_ISREG(st.st_mode) && st.st_size > 0) {
     // Pre-faulting the whole map in one call is several times cheaper than
     // taking a page fault per 4 KiB while reading (files from the page cache).
-    int flags = MAP_PRIVATE | (populate && st.st_size >= (1 << 20) ? MAP_POPULATE : 0);
+    int flags =
+        MAP_PRIVATE | (populate && st.st_size >= (1 << 20) ? MAP_POPULATE : 0);
     void* p = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, flags,
                      fd, 0);
     if (p != MAP_FAILED) {
