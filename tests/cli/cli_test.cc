@@ -10,29 +10,17 @@
 #include <sstream>
 #include <string>
 
+#include "testing/run_lockstep.h"
+
 namespace {
 
 namespace fs = std::filesystem;
-const std::string kBin = std::string(LOCKSTEP_BIN_DIR) + "/lockstep";
 const std::string kFix = std::string(LOCKSTEP_FIXTURES_DIR) + "/msprobe";
 
-struct CmdRun {
-  int code = -1;
-  std::string out;  // stdout and stderr
-};
+using lockstep::testing::CmdRun;
 
 CmdRun Exec(const std::string& args) {
-  CmdRun r;
-  std::string cmd = kBin + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0)
-    r.out.append(buf.data(), n);
-  int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return lockstep::testing::RunLockstep(args);
 }
 
 class CliTest : public ::testing::Test {

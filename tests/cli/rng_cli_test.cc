@@ -6,27 +6,15 @@
 #include <cstdio>
 #include <string>
 
+#include "testing/run_lockstep.h"
+
 namespace {
 
-const std::string kBin = std::string(LOCKSTEP_BIN_DIR) + "/lockstep";
 
-struct CmdRun {
-  int code = -1;
-  std::string out;  // stdout and stderr
-};
+using lockstep::testing::CmdRun;
 
 CmdRun Rng(const std::string& args) {
-  CmdRun r;
-  std::string cmd = kBin + " rng " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0)
-    r.out.append(buf.data(), n);
-  int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return lockstep::testing::RunLockstep("rng " + args);
 }
 
 TEST(RngCliTest, Uint32IsTheRandom123KnownAnswer) {

@@ -1,0 +1,38 @@
+// Runs the built `lockstep` binary as a user would (for CLI tests): the
+// exit code and everything it printed on stdout and stderr.
+#ifndef LOCKSTEP_TESTS_TESTING_RUN_LOCKSTEP_H_
+#define LOCKSTEP_TESTS_TESTING_RUN_LOCKSTEP_H_
+
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <string>
+
+namespace lockstep::testing {
+
+struct CmdRun {
+  int code = -1;    // exit code; -1 when it did not exit normally
+  std::string out;  // stdout and stderr
+};
+
+// `args` are appended to the binary's path and run by the shell.
+// REQUIRES: LOCKSTEP_BIN_DIR is defined (it is, for every test).
+inline CmdRun RunLockstep(const std::string& args) {
+  CmdRun r;
+  std::string cmd =
+      std::string(LOCKSTEP_BIN_DIR) + "/lockstep " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (p == nullptr) return r;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0)
+    r.out.append(buf.data(), n);
+  int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+}  // namespace lockstep::testing
+
+#endif  // LOCKSTEP_TESTS_TESTING_RUN_LOCKSTEP_H_
