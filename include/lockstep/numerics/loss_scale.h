@@ -151,6 +151,16 @@ class LossScaleState {
   // which, from then on. Update() keeps working after a failure.
   Status status() const { return status_; }
 
+  // The state (options included) as text, for checkpoints: a first line
+  // "lockstep-loss-scale 1", then one "key value" line per field; doubles in
+  // C99 hex-float form so they round-trip exactly. status() is not saved.
+  std::string SaveState() const;
+  // Restores a state saved by SaveState(). Errors: NotSupported for another
+  // format version ("version 2; this build reads 1"), Corruption naming the
+  // line or key for anything malformed, missing, duplicated or out of range
+  // (the options must validate and the scale lie in [min_scale, max_scale]).
+  static StatusOr<LossScaleState> LoadState(std::string_view text);
+
  private:
   void UpdatePyTorch(bool found_inf);
   void UpdateDeepSpeed(bool found_inf);
