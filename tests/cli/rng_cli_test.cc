@@ -10,7 +10,6 @@
 
 namespace {
 
-
 using lockstep::testing::CmdRun;
 
 CmdRun Rng(const std::string& args) {

@@ -9,6 +9,7 @@
 #include "lockstep/format/discovery.h"
 #include "lockstep/format/dump_reader.h"
 #include "lockstep/format/npy.h"
+#include "testing/same_bytes.h"
 
 namespace lockstep {
 namespace {
@@ -25,17 +26,7 @@ std::string Slurp(const std::string& path) {
   return s.ok() ? *s : "";
 }
 
-::testing::AssertionResult SameBytes(const std::string& got,
-                                     const std::string& want) {
-  if (got == want) return ::testing::AssertionSuccess();
-  size_t i = 0;
-  while (i < got.size() && i < want.size() && got[i] == want[i]) ++i;
-  size_t from = i < 40 ? 0 : i - 40;
-  return ::testing::AssertionFailure()
-         << "first difference at byte " << i << " (sizes " << got.size()
-         << " vs " << want.size() << ")\n got: ..." << got.substr(from, 80)
-         << "\nwant: ..." << want.substr(from, 80);
-}
+using lockstep::testing::SameBytes;
 
 // msprobe wrote these dump.json files with json.dump(indent=1): read and
 // written back they are byte-identical.

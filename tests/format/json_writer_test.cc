@@ -8,6 +8,7 @@
 
 #include "lockstep/core/file.h"
 #include "lockstep/format/json_reader.h"
+#include "testing/same_bytes.h"
 
 namespace lockstep {
 namespace {
@@ -28,18 +29,7 @@ PyValue MustParse(const std::string& text) {
   return v.ok() ? *v : PyValue();
 }
 
-// Reports the first differing byte with some context.
-::testing::AssertionResult SameBytes(const std::string& got,
-                                     const std::string& want) {
-  if (got == want) return ::testing::AssertionSuccess();
-  size_t i = 0;
-  while (i < got.size() && i < want.size() && got[i] == want[i]) ++i;
-  size_t from = i < 40 ? 0 : i - 40;
-  return ::testing::AssertionFailure()
-         << "first difference at byte " << i << " (sizes " << got.size()
-         << " vs " << want.size() << ")\n got: ..." << got.substr(from, 80)
-         << "\nwant: ..." << want.substr(from, 80);
-}
+using lockstep::testing::SameBytes;
 
 TEST(JsonWriterTest, ScalarsAsPythonWritesThem) {
   EXPECT_EQ(ToPyJson(PyValue()), "null");
