@@ -28,6 +28,9 @@ function(lockstep_add_tests layer)
       LOCKSTEP_SOURCE_DIR="${CMAKE_SOURCE_DIR}"
       LOCKSTEP_FIXTURES_DIR="${LOCKSTEP_FIXTURES_DIR}"
       LOCKSTEP_BIN_DIR="${CMAKE_BINARY_DIR}/bin")
+    if(layer STREQUAL "torch")
+      target_compile_definitions(${n} PRIVATE NDEBUG)
+    endif()
     gtest_discover_tests(${n} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS ${layer})
   endforeach()
 endfunction()
