@@ -136,8 +136,7 @@ void DumpWriter::AddEntry(const std::string& name, const PyValue& value) {
   }
 }
 
-StatusOr<std::string> DumpWriter::SaveTensor(std::string_view stem,
-                                             const Tensor& t) {
+StatusOr<std::string> DumpWriter::TensorFilePath(std::string_view stem) {
   if (!IsSafeStem(stem)) {
     return Status::InvalidArgument(
         StrCat("tensor name '", stem, "'"),
@@ -145,11 +144,15 @@ StatusOr<std::string> DumpWriter::SaveTensor(std::string_view stem,
   }
   std::string data_dir = dir_ + "/dump_tensor_data";
   if (!saved_tensors_) LOCKSTEP_RETURN_IF_ERROR(CreateDirs(data_dir));
-  std::string file = StrCat(stem, ".npy");
-  LOCKSTEP_RETURN_IF_ERROR(
-      WriteNpy(StrCat(data_dir, "/", file), t, options_.npy));
   saved_tensors_ = true;
-  return file;
+  return StrCat(data_dir, "/", stem, ".npy");
+}
+
+StatusOr<std::string> DumpWriter::SaveTensor(std::string_view stem,
+                                             const Tensor& t) {
+  LOCKSTEP_ASSIGN_OR_RETURN(std::string path, TensorFilePath(stem));
+  LOCKSTEP_RETURN_IF_ERROR(WriteNpy(path, t, options_.npy));
+  return StrCat(stem, ".npy");
 }
 
 void DumpWriter::AddStack(const std::string& name,

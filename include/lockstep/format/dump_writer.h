@@ -76,6 +76,12 @@ class DumpWriter {
   // NUL; IoError from the filesystem.
   StatusOr<std::string> SaveTensor(std::string_view stem, const Tensor& t);
 
+  // The path SaveTensor would write for `stem`, for a caller that writes the
+  // file itself (e.g. on a BackgroundWriter); creates dump_tensor_data/ and
+  // makes dump.json name it. The file's data_name is "<stem>.npy".
+  // Errors: as SaveTensor.
+  StatusOr<std::string> TensorFilePath(std::string_view stem);
+
   // Records the call stack of entry `name` (stack.json). Names with
   // identical frames share one stack, in first-seen order, as msprobe HEAD
   // writes it. A name recorded twice keeps its first stack.

@@ -1,0 +1,62 @@
+// BackgroundWriter: writes tensors as .npy files on a worker thread, so that
+// a probe's training step does not wait for the disk. The queue is bounded
+// in bytes: Enqueue blocks while more than `max_queued_bytes` wait, so a
+// slow disk slows training down instead of exhausting memory.
+//
+// Thread safety: Enqueue, Drain and the destructor may be called from any
+// threads; files are written in the order they were enqueued.
+#ifndef LOCKSTEP_FORMAT_BACKGROUND_WRITER_H_
+#define LOCKSTEP_FORMAT_BACKGROUND_WRITER_H_
+
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "lockstep/core/status.h"
+#include "lockstep/format/tensor.h"
+
+namespace lockstep {
+
+class BackgroundWriter {
+ public:
+  explicit BackgroundWriter(size_t max_queued_bytes = size_t{256} << 20);
+  ~BackgroundWriter();  // writes what is queued, then joins
+  BackgroundWriter(const BackgroundWriter&) = delete;
+  BackgroundWriter& operator=(const BackgroundWriter&) = delete;
+
+  // Queues `t` to be written to `path` (numpy.save bytes, atomically). A
+  // tensor larger than the bound is accepted when the queue is empty.
+  void Enqueue(std::string path, Tensor t);
+
+  // Waits until every queued file is written; returns the first error since
+  // the last Drain (later errors of the same batch are counted in it).
+  Status Drain();
+
+  size_t files_written() const;
+
+ private:
+  struct Job {
+    std::string path;
+    Tensor tensor;
+  };
+  void Run();
+
+  const size_t max_bytes_;
+  mutable std::mutex mu_;
+  std::condition_variable not_full_, not_empty_, idle_;
+  std::deque<Job> jobs_;
+  size_t queued_bytes_ = 0;
+  bool busy_ = false;
+  bool stop_ = false;
+  Status first_error_;
+  size_t errors_ = 0;
+  size_t written_ = 0;
+  std::thread worker_;
+};
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_FORMAT_BACKGROUND_WRITER_H_

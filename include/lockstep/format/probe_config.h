@@ -1,0 +1,100 @@
+// What a probe dumps: msprobe's config.json (reference/msprobe.md §1.3–1.4)
+// as a value, its parser, and the filters it implies (steps, ranks, scope,
+// list, data_mode). No LibTorch here; the torch layer's Probe applies it.
+//
+// Thread safety: ProbeConfig is a value; ProbeFilter is not synchronized.
+#ifndef LOCKSTEP_FORMAT_PROBE_CONFIG_H_
+#define LOCKSTEP_FORMAT_PROBE_CONFIG_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lockstep/core/status.h"
+
+namespace lockstep {
+
+enum class ProbeTask {
+  kStatistics,  // dtype, shape, Max, Min, Mean, Norm per tensor
+  kTensor,      // statistics + every tensor as dump_tensor_data/*.npy
+  kMd5,         // statistics + CRC-32 of each tensor's bytes ("md5")
+  kOverflow,    // only entries whose outputs hold inf/nan, with tensors
+};
+enum class ProbeLevel { kL0, kL1, kMix };
+
+std::string_view ProbeTaskName(ProbeTask t);    // "statistics", ...
+std::string_view ProbeLevelName(ProbeLevel l);  // "L0", "L1", "mix"
+
+struct ProbeConfig {
+  std::string dump_path;
+  ProbeTask task = ProbeTask::kStatistics;
+  ProbeLevel level = ProbeLevel::kL1;
+  std::vector<int64_t> steps;  // empty: every step
+  std::vector<int64_t> ranks;  // empty: every rank
+  // Two full entry names: dump the closed interval between them (in call
+  // order); empty: no interval.
+  std::vector<std::string> scope;
+  // Full names, module names or substrings; empty: everything.
+  std::vector<std::string> list;
+  // data_mode: which directions and which sides are dumped.
+  bool forward = true;
+  bool backward = true;
+  bool input = true;
+  bool output = true;
+  int64_t overflow_nums = 1;  // overflow task: stop after N; -1 = never
+  bool extra_info = true;     // stack.json and construct.json
+};
+
+// Parses msprobe's config.json text. Accepts the common keys (task,
+// dump_path, rank, step, level, extra_info; rank/step as ints or "4-6"
+// ranges) and the per-task sub-dict (scope, list, data_mode, summary_mode
+// "md5" -> kMd5, overflow_nums); task "overflow_check" -> kOverflow. Keys
+// lockstep does not use are ignored.
+// Errors: Corruption for bad JSON, InvalidArgument naming the key for bad
+// values (unknown task/level/data_mode, scope not of 2 names, ...).
+StatusOr<ProbeConfig> ParseProbeConfig(std::string_view json_text,
+                                       std::string_view subject);
+StatusOr<ProbeConfig> LoadProbeConfig(const std::string& path);
+
+// Checks the values that a config built in code may get wrong.
+Status ValidateProbeConfig(const ProbeConfig& c);
+
+// "4-6" -> {4, 5, 6}; "7" -> {7}. Errors: InvalidArgument.
+StatusOr<std::vector<int64_t>> ParseIndexRange(std::string_view text);
+
+// Decides entry by entry what a probe dumps under a config's filters.
+class ProbeFilter {
+ public:
+  explicit ProbeFilter(const ProbeConfig& c) : config_(c) {}
+
+  bool StepWanted(int64_t step) const;
+  bool RankWanted(int64_t rank) const;
+  // Whether forward entry `name` (e.g. "Functional.linear.0.forward") is
+  // dumped; `enclosing` lists the module entries it runs inside (a `list`
+  // item naming a module selects everything inside it). Call once per
+  // forward entry, in call order: the scope interval opens at its first
+  // name and closes after its second.
+  bool ForwardWanted(const std::string& name,
+                     const std::vector<std::string>& enclosing = {});
+  // Whether the backward entry of a forward entry that was wanted is.
+  bool BackwardWanted() const { return config_.backward; }
+  bool InputsWanted() const { return config_.input; }
+  bool OutputsWanted() const { return config_.output; }
+  // Starts a new step: the scope interval closes.
+  void ResetStep() {
+    in_scope_ = false;
+    scope_done_ = false;
+  }
+
+ private:
+  bool ListMatches(const std::string& name) const;
+
+  ProbeConfig config_;
+  bool in_scope_ = false;
+  bool scope_done_ = false;
+};
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_FORMAT_PROBE_CONFIG_H_

@@ -1,0 +1,142 @@
+// Probe: dumps a LibTorch training run operator by operator, forward and
+// backward, in msprobe's layout (reference/msprobe.md §2), so that
+// `lockstep compare` and msprobe's own tools read it:
+//
+//   lockstep::ProbeConfig config;          // or LoadProbeConfig(config.json)
+//   config.dump_path = "dump";
+//   auto probe = lockstep::Probe::Create(config).value();
+//   probe->Start();
+//   for (...) { forward; backward; optimizer.step(); probe->Step(); }
+//   probe->Stop();
+//
+// How: global at::RecordFunction callbacks see every ATen operator. The
+// outermost operator of each call is an entry (its inner operators are not,
+// as msprobe dumps the API a user called, not its parts); names follow
+// format/api_naming.h. Inputs are summarized in the start callback (before
+// an in-place operator changes them), outputs in the end callback. An
+// autograd post-hook on the grad_fn of each entry's outputs records the
+// backward entry (input: the gradients flowing in; output: the gradients
+// with respect to the operator's inputs, null where none), numbered like
+// its forward. Level L0/mix adds module entries through ModuleScope.
+//
+// Step N of rank R goes to {dump_path}/step{N}/rank{R}/. dump.json is
+// written atomically at every Step() and at Stop(), so a process killed
+// mid-run leaves a readable dump of every finished step. Tensor files are
+// written on a background thread through a queue bounded in bytes.
+// Statistics of CPU tensors come from lockstep's one-pass kernel; those of
+// other devices are reduced on the device and fetched once per step (no
+// host sync per tensor).
+//
+// Thread safety: one probe may be active per process. Start/Step/Stop from
+// the training thread; the callbacks may run on any thread (autograd device
+// threads) and are serialized internally.
+#ifndef LOCKSTEP_TORCH_PROBE_H_
+#define LOCKSTEP_TORCH_PROBE_H_
+
+#include <ATen/core/Tensor.h>
+#include <torch/nn/module.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "lockstep/core/status.h"
+#include "lockstep/format/probe_config.h"
+
+namespace lockstep {
+
+struct ProbeOptions {
+  // This process's rank; -1: $RANK if set, else 0.
+  int64_t rank = -1;
+  // The number of the first step dumped (msprobe's init_step).
+  int64_t first_step = 0;
+  // Reduce statistics the way non-CPU tensors are (ATen ops, one fetch per
+  // step) even on the CPU: lets tests check the device path without one.
+  bool device_style_stats = false;
+  // Bound of the tensor-file queue.
+  size_t writer_queue_bytes = size_t{256} << 20;
+};
+
+class ProbeImpl;
+
+class Probe {
+ public:
+  // Errors: InvalidArgument from ValidateProbeConfig.
+  static StatusOr<std::unique_ptr<Probe>> Create(ProbeConfig config,
+                                                 ProbeOptions options = {});
+  ~Probe();  // Stop()s, ignoring its status
+  Probe(const Probe&) = delete;
+  Probe& operator=(const Probe&) = delete;
+
+  // Begins dumping step first_step. Errors: InvalidArgument when another
+  // probe is active or this one already is; IoError for the dump dir.
+  Status Start();
+  // Ends the current step (dump.json written, tensor files drained) and
+  // begins the next. Returns the first error of the step (disk full, ...).
+  Status Step();
+  // Ends the current step and removes the callbacks. Idempotent.
+  Status Stop();
+
+  bool active() const;
+  int64_t step() const;
+  int64_t rank() const;
+  // Entries recorded so far in the current step.
+  int64_t entries_in_step() const;
+  // Overflow task: overflowing entries kept; whether overflow_nums was
+  // reached (the probe then records nothing more).
+  int64_t overflow_count() const;
+  bool terminated() const;
+
+  // Level L0/mix: names modules by their path in `root` (named_modules), so
+  // that ModuleScope entries read Module.conv1.Conv2d.forward.0, and hooks
+  // every parameter's gradient (parameters_grad entries).
+  void RegisterModel(const torch::nn::Module& root);
+
+  ProbeImpl* impl() { return impl_.get(); }
+
+ private:
+  explicit Probe(std::unique_ptr<ProbeImpl> impl);
+  std::unique_ptr<ProbeImpl> impl_;
+};
+
+// Records one call of a module (level L0/mix): its inputs and parameters at
+// construction, its outputs with SetOutputs. Operators run inside it get it
+// as their parent in construct.json. Without an active probe, or at level
+// L1, it only costs a pointer check.
+//
+//   lockstep::ModuleScope scope(probe, *conv1, {x});
+//   auto y = conv1->forward(x);
+//   scope.SetOutputs({y});
+class ModuleScope {
+ public:
+  ModuleScope(Probe* probe, const torch::nn::Module& module,
+              const std::vector<at::Tensor>& inputs);
+  ~ModuleScope();
+  ModuleScope(const ModuleScope&) = delete;
+  ModuleScope& operator=(const ModuleScope&) = delete;
+
+  void SetOutputs(const std::vector<at::Tensor>& outputs);
+
+ private:
+  ProbeImpl* impl_ = nullptr;
+  int64_t token_ = -1;
+};
+
+// Stops a started probe when it goes out of scope.
+class ProbeStopGuard {
+ public:
+  explicit ProbeStopGuard(Probe* probe) : probe_(probe) {}
+  ~ProbeStopGuard() {
+    if (probe_ != nullptr) (void)probe_->Stop();
+  }
+  ProbeStopGuard(const ProbeStopGuard&) = delete;
+  ProbeStopGuard& operator=(const ProbeStopGuard&) = delete;
+
+ private:
+  Probe* probe_;
+};
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_TORCH_PROBE_H_

@@ -1,0 +1,305 @@
+#include "lockstep/format/probe_config.h"
+
+#include <algorithm>
+#include <charconv>
+
+#include "lockstep/core/file.h"
+#include "lockstep/format/json_reader.h"
+#include "lockstep/format/pyvalue.h"
+
+namespace lockstep {
+namespace {
+
+Status Bad(std::string_view subject, std::string_view key,
+           std::string_view problem) {
+  return Status::InvalidArgument(
+      std::string(subject) + ": '" + std::string(key) + "'", problem);
+}
+
+StatusOr<int64_t> ParseInt(std::string_view s) {
+  int64_t v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || p != s.data() + s.size() || v < 0) {
+    return Status::InvalidArgument(std::string(s),
+                                   "not a non-negative integer");
+  }
+  return v;
+}
+
+// rank/step: a list of ints and "a-b" strings, or one such string.
+StatusOr<std::vector<int64_t>> ParseIndexList(const PyValue& v) {
+  std::vector<int64_t> out;
+  auto add = [&](const PyValue& item) -> Status {
+    if (item.kind() == PyValue::Kind::kInt && item.as_int() >= 0) {
+      out.push_back(item.as_int());
+      return Status::Ok();
+    }
+    if (item.kind() == PyValue::Kind::kStr) {
+      LOCKSTEP_ASSIGN_OR_RETURN(std::vector<int64_t> r,
+                                ParseIndexRange(item.as_str()));
+      out.insert(out.end(), r.begin(), r.end());
+      return Status::Ok();
+    }
+    return Status::InvalidArgument(item.PyRepr(),
+                                   "expected an int >= 0 or \"a-b\"");
+  };
+  if (v.kind() == PyValue::Kind::kList) {
+    for (const PyValue& item : v.items()) LOCKSTEP_RETURN_IF_ERROR(add(item));
+  } else {
+    LOCKSTEP_RETURN_IF_ERROR(add(v));
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+StatusOr<std::vector<std::string>> ParseStrList(const PyValue& v) {
+  if (v.kind() != PyValue::Kind::kList) {
+    return Status::InvalidArgument(v.PyRepr(), "expected a list of strings");
+  }
+  std::vector<std::string> out;
+  for (const PyValue& item : v.items()) {
+    if (item.kind() != PyValue::Kind::kStr) {
+      return Status::InvalidArgument(item.PyRepr(), "expected a string");
+    }
+    out.push_back(item.as_str());
+  }
+  return out;
+}
+
+Status ApplyDataMode(const std::vector<std::string>& modes, ProbeConfig* c) {
+  bool fwd = false, bwd = false, in = false, out = false;
+  for (const std::string& m : modes) {
+    if (m == "all") {
+      fwd = bwd = in = out = true;
+    } else if (m == "forward") {
+      fwd = true;
+    } else if (m == "backward") {
+      bwd = true;
+    } else if (m == "input") {
+      in = true;
+    } else if (m == "output") {
+      out = true;
+    } else {
+      return Status::InvalidArgument(
+          m, "unknown data_mode (all, forward, backward, input, output)");
+    }
+  }
+  // As msprobe: a pair of which neither is named is allowed whole.
+  if (!fwd && !bwd) fwd = bwd = true;
+  if (!in && !out) in = out = true;
+  c->forward = fwd;
+  c->backward = bwd;
+  c->input = in;
+  c->output = out;
+  return Status::Ok();
+}
+
+Status ApplyTaskSection(const PyValue& section, std::string_view subject,
+                        ProbeConfig* c) {
+  for (const auto& [key, v] : section.fields()) {
+    Status st;
+    if (key == "scope") {
+      StatusOr<std::vector<std::string>> s = ParseStrList(v);
+      st = s.status();
+      if (s.ok()) c->scope = *s;
+    } else if (key == "list") {
+      StatusOr<std::vector<std::string>> s = ParseStrList(v);
+      st = s.status();
+      if (s.ok()) c->list = *s;
+    } else if (key == "data_mode") {
+      StatusOr<std::vector<std::string>> s = ParseStrList(v);
+      st = s.ok() ? ApplyDataMode(*s, c) : s.status();
+    } else if (key == "summary_mode") {
+      if (v.kind() == PyValue::Kind::kStr && v.as_str() == "md5") {
+        c->task = ProbeTask::kMd5;
+      } else if (v.kind() != PyValue::Kind::kStr ||
+                 v.as_str() != "statistics") {
+        st = Status::InvalidArgument(v.PyRepr(),
+                                     "lockstep reads statistics or md5");
+      }
+    } else if (key == "overflow_nums") {
+      if (v.kind() != PyValue::Kind::kInt || v.as_int() < -1) {
+        st = Status::InvalidArgument(v.PyRepr(), "expected an int >= -1");
+      } else {
+        c->overflow_nums = v.as_int();
+      }
+    }
+    if (!st.ok()) return Bad(subject, key, st.message());
+  }
+  return Status::Ok();
+}
+
+StatusOr<ProbeTask> ParseTask(const std::string& t) {
+  if (t == "statistics") return ProbeTask::kStatistics;
+  if (t == "tensor") return ProbeTask::kTensor;
+  if (t == "md5") return ProbeTask::kMd5;
+  if (t == "overflow" || t == "overflow_check") return ProbeTask::kOverflow;
+  return Status::InvalidArgument(
+      t, "unknown task (statistics, tensor, md5, overflow_check)");
+}
+
+StatusOr<ProbeLevel> ParseLevel(const std::string& l) {
+  if (l == "L0") return ProbeLevel::kL0;
+  if (l == "L1") return ProbeLevel::kL1;
+  if (l == "mix") return ProbeLevel::kMix;
+  return Status::InvalidArgument(l, "unknown level (L0, L1, mix)");
+}
+
+Status ApplyTopLevel(const std::string& key, const PyValue& v, ProbeConfig* c) {
+  auto need_str = [&]() -> Status {
+    return v.kind() == PyValue::Kind::kStr
+               ? Status::Ok()
+               : Status::InvalidArgument(v.PyRepr(), "expected a string");
+  };
+  if (key == "task") {
+    LOCKSTEP_RETURN_IF_ERROR(need_str());
+    LOCKSTEP_ASSIGN_OR_RETURN(c->task, ParseTask(v.as_str()));
+  } else if (key == "level") {
+    LOCKSTEP_RETURN_IF_ERROR(need_str());
+    LOCKSTEP_ASSIGN_OR_RETURN(c->level, ParseLevel(v.as_str()));
+  } else if (key == "dump_path") {
+    LOCKSTEP_RETURN_IF_ERROR(need_str());
+    c->dump_path = v.as_str();
+  } else if (key == "step") {
+    LOCKSTEP_ASSIGN_OR_RETURN(c->steps, ParseIndexList(v));
+  } else if (key == "rank") {
+    LOCKSTEP_ASSIGN_OR_RETURN(c->ranks, ParseIndexList(v));
+  } else if (key == "extra_info") {
+    if (v.kind() != PyValue::Kind::kBool) {
+      return Status::InvalidArgument(v.PyRepr(), "expected true or false");
+    }
+    c->extra_info = v.as_bool();
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::string_view ProbeTaskName(ProbeTask t) {
+  switch (t) {
+    case ProbeTask::kStatistics:
+      return "statistics";
+    case ProbeTask::kTensor:
+      return "tensor";
+    case ProbeTask::kMd5:
+      return "statistics";  // msprobe: summary_mode md5
+    case ProbeTask::kOverflow:
+      return "overflow_check";
+  }
+  return "statistics";
+}
+
+std::string_view ProbeLevelName(ProbeLevel l) {
+  switch (l) {
+    case ProbeLevel::kL0:
+      return "L0";
+    case ProbeLevel::kL1:
+      return "L1";
+    case ProbeLevel::kMix:
+      return "mix";
+  }
+  return "L1";
+}
+
+StatusOr<std::vector<int64_t>> ParseIndexRange(std::string_view text) {
+  size_t dash = text.find('-');
+  if (dash == std::string_view::npos) {
+    LOCKSTEP_ASSIGN_OR_RETURN(int64_t v, ParseInt(text));
+    return std::vector<int64_t>{v};
+  }
+  LOCKSTEP_ASSIGN_OR_RETURN(int64_t a, ParseInt(text.substr(0, dash)));
+  LOCKSTEP_ASSIGN_OR_RETURN(int64_t b, ParseInt(text.substr(dash + 1)));
+  if (b < a || b - a > 10000000) {
+    return Status::InvalidArgument(std::string(text),
+                                   "range must be a-b with a <= b");
+  }
+  std::vector<int64_t> out;
+  for (int64_t i = a; i <= b; ++i) out.push_back(i);
+  return out;
+}
+
+StatusOr<ProbeConfig> ParseProbeConfig(std::string_view json_text,
+                                       std::string_view subject) {
+  LOCKSTEP_ASSIGN_OR_RETURN(PyValue root, ParsePyJson(json_text, subject));
+  if (root.kind() != PyValue::Kind::kDict) {
+    return Status::Corruption(subject, "config.json must hold an object");
+  }
+  ProbeConfig c;
+  for (const auto& [key, v] : root.fields()) {
+    Status st = ApplyTopLevel(key, v, &c);
+    if (!st.ok()) return Bad(subject, key, st.message());
+  }
+  // The sub-dict of the chosen task ("statistics" for md5 too).
+  std::string section_key(ProbeTaskName(c.task));
+  const PyValue* section = root.Find(section_key);
+  if (section != nullptr) {
+    if (section->kind() != PyValue::Kind::kDict) {
+      return Bad(subject, section_key, "expected an object");
+    }
+    LOCKSTEP_RETURN_IF_ERROR(ApplyTaskSection(*section, subject, &c));
+  }
+  Status st = ValidateProbeConfig(c);
+  if (!st.ok()) return st.WithContext(subject);
+  return c;
+}
+
+StatusOr<ProbeConfig> LoadProbeConfig(const std::string& path) {
+  LOCKSTEP_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
+  return ParseProbeConfig(text, path);
+}
+
+Status ValidateProbeConfig(const ProbeConfig& c) {
+  if (c.dump_path.empty()) {
+    return Status::InvalidArgument("dump_path",
+                                   "is empty. Note: say where "
+                                   "the dump goes");
+  }
+  if (!c.scope.empty() && c.scope.size() != 2) {
+    return Status::InvalidArgument(
+        "scope", "must hold exactly 2 entry names (first and last)");
+  }
+  if (c.overflow_nums < -1 || c.overflow_nums == 0) {
+    return Status::InvalidArgument("overflow_nums",
+                                   "must be >= 1, or -1 for no limit");
+  }
+  return Status::Ok();
+}
+
+bool ProbeFilter::StepWanted(int64_t step) const {
+  return config_.steps.empty() ||
+         std::binary_search(config_.steps.begin(), config_.steps.end(), step);
+}
+
+bool ProbeFilter::RankWanted(int64_t rank) const {
+  return config_.ranks.empty() ||
+         std::binary_search(config_.ranks.begin(), config_.ranks.end(), rank);
+}
+
+bool ProbeFilter::ListMatches(const std::string& name) const {
+  for (const std::string& item : config_.list) {
+    if (name.find(item) != std::string::npos) return true;
+  }
+  return false;
+}
+
+bool ProbeFilter::ForwardWanted(const std::string& name,
+                                const std::vector<std::string>& enclosing) {
+  if (!config_.forward && !config_.backward) return false;
+  if (config_.scope.size() == 2) {
+    if (scope_done_) return false;
+    if (!in_scope_ && name == config_.scope[0]) in_scope_ = true;
+    if (!in_scope_) return false;
+    if (name == config_.scope[1]) {
+      in_scope_ = false;
+      scope_done_ = true;
+    }
+  }
+  if (config_.list.empty() || ListMatches(name)) return true;
+  for (const std::string& m : enclosing) {
+    if (ListMatches(m)) return true;
+  }
+  return false;
+}
+
+}  // namespace lockstep

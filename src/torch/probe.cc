@@ -1,0 +1,194 @@
+#include "lockstep/torch/probe.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include "lockstep/core/log.h"
+#include "torch/probe_impl.h"
+
+namespace lockstep {
+namespace {
+
+std::atomic<uint64_t> g_sessions{0};
+
+int64_t RankFromEnv() {
+  const char* r = std::getenv("RANK");
+  if (r == nullptr || *r == '\0') return 0;
+  char* end = nullptr;
+  long long v = std::strtoll(r, &end, 10);
+  return (*end == '\0' && v >= 0) ? v : 0;
+}
+
+DumpWriterOptions WriterOptions(const ProbeConfig& c) {
+  DumpWriterOptions o;
+  o.task = std::string(ProbeTaskName(c.task));
+  o.level = std::string(ProbeLevelName(c.level));
+  o.framework = "pytorch";
+  o.write_stack_json = false;  // C++ has no Python stacks to show
+  o.write_construct_json = c.extra_info;
+  return o;
+}
+
+}  // namespace
+
+ProbeImpl::ProbeImpl(ProbeConfig config, ProbeOptions options)
+    : config_(std::move(config)),
+      options_(options),
+      filter_(config_),
+      files_(std::make_unique<BackgroundWriter>(options.writer_queue_bytes)),
+      summarizer_(SummaryMode{config_.task == ProbeTask::kTensor,
+                              config_.task == ProbeTask::kMd5,
+                              options.device_style_stats},
+                  files_.get()) {
+  rank_ = options_.rank >= 0 ? options_.rank : RankFromEnv();
+}
+
+ProbeImpl::~ProbeImpl() { (void)Stop(); }
+
+Status ProbeImpl::Start() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (active_) return Status::InvalidArgument("probe", "already started");
+  ProbeImpl* expected = nullptr;
+  if (!g_active_probe.compare_exchange_strong(expected, this)) {
+    return Status::InvalidArgument(
+        "probe",
+        "another probe is active in this process. Note: Stop() it "
+        "first");
+  }
+  session_ = ++g_sessions;
+  active_ = true;
+  terminated_ = false;
+  overflow_count_ = 0;
+  step_ = options_.first_step;
+  ResetProbeDepth();
+  if (level_has_ops()) callback_ = AddProbeCallbacks();
+  Status st = BeginStep();
+  if (!st.ok()) error_ = st;
+  return st;
+}
+
+Status ProbeImpl::BeginStep() {
+  api_calls_.Reset();
+  module_calls_.Reset();
+  grad_calls_.Reset();
+  filter_.ResetStep();
+  entries_in_step_ = 0;
+  for (ParamGrads& g : param_groups_) {  // a backward cut by the step end
+    g.grads.assign(g.grads.size(), PyValue());
+    g.arrived = 0;
+  }
+  bool wanted =
+      filter_.StepWanted(step_) && filter_.RankWanted(rank_) && !terminated_;
+  if (callback_ != 0) {
+    if (wanted) {
+      at::reenableCallback(callback_);
+    } else {
+      at::disableCallback(callback_);  // nothing to pay on skipped steps
+    }
+  }
+  if (!wanted) return Status::Ok();
+  std::string dir = config_.dump_path + "/step" + std::to_string(step_) +
+                    "/rank" + std::to_string(rank_);
+  LOCKSTEP_ASSIGN_OR_RETURN(writer_,
+                            DumpWriter::Create(dir, WriterOptions(config_)));
+  summarizer_.set_dump_writer(writer_.get());
+  return writer_->Flush();  // an empty dump.json from the first moment
+}
+
+Status ProbeImpl::EndStep() {
+  if (writer_ == nullptr) return Status::Ok();
+  Status st = files_->Drain();
+  Status save = summarizer_.TakeError();
+  if (st.ok()) st = save;
+  summarizer_.Resolve(&pending_);
+  for (size_t i = 0; i < pending_.size(); ++i) {
+    writer_->AddEntry(pending_names_[i], pending_[i]);
+  }
+  for (const auto& [name, parent] : parents_) {
+    writer_->SetParent(name, parent.empty() ? PyValue() : PyValue::Str(parent));
+  }
+  pending_.clear();
+  pending_names_.clear();
+  parents_.clear();
+  Status flushed = writer_->Flush();
+  if (st.ok()) st = flushed;
+  summarizer_.set_dump_writer(nullptr);
+  writer_.reset();
+  return st;
+}
+
+void ProbeImpl::AddEntry(std::string name, PyValue value) {
+  if (config_.level == ProbeLevel::kMix || config_.level == ProbeLevel::kL0) {
+    parents_.emplace_back(name,
+                          module_stack_.empty() ? "" : module_stack_.back());
+  }
+  pending_names_.push_back(std::move(name));
+  pending_.push_back(std::move(value));
+  ++entries_in_step_;
+}
+
+Status ProbeImpl::Step() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!active_) return Status::InvalidArgument("probe", "not started");
+  Status st = EndStep();
+  ++step_;
+  Status begun = BeginStep();
+  if (st.ok()) st = begun;
+  if (!st.ok() && error_.ok()) error_ = st;
+  return st;
+}
+
+Status ProbeImpl::Stop() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!active_) return Status::Ok();
+  if (callback_ != 0) {
+    at::removeCallback(callback_);
+    callback_ = 0;
+  }
+  Status st = EndStep();
+  RemoveParamHooks();
+  active_ = false;
+  g_active_probe.store(nullptr, std::memory_order_release);
+  return st;
+}
+
+Probe::Probe(std::unique_ptr<ProbeImpl> impl) : impl_(std::move(impl)) {}
+Probe::~Probe() = default;
+
+StatusOr<std::unique_ptr<Probe>> Probe::Create(ProbeConfig config,
+                                               ProbeOptions options) {
+  LOCKSTEP_RETURN_IF_ERROR(ValidateProbeConfig(config));
+  return std::unique_ptr<Probe>(
+      new Probe(std::make_unique<ProbeImpl>(std::move(config), options)));
+}
+
+Status Probe::Start() { return impl_->Start(); }
+Status Probe::Step() { return impl_->Step(); }
+Status Probe::Stop() { return impl_->Stop(); }
+bool Probe::active() const {
+  std::lock_guard<std::mutex> lock(impl_->mu_);
+  return impl_->active_;
+}
+int64_t Probe::step() const {
+  std::lock_guard<std::mutex> lock(impl_->mu_);
+  return impl_->step_;
+}
+int64_t Probe::rank() const { return impl_->rank_; }
+int64_t Probe::entries_in_step() const {
+  std::lock_guard<std::mutex> lock(impl_->mu_);
+  return impl_->entries_in_step_;
+}
+int64_t Probe::overflow_count() const {
+  std::lock_guard<std::mutex> lock(impl_->mu_);
+  return impl_->overflow_count_;
+}
+bool Probe::terminated() const {
+  std::lock_guard<std::mutex> lock(impl_->mu_);
+  return impl_->terminated_;
+}
+void Probe::RegisterModel(const torch::nn::Module& root) {
+  impl_->RegisterModel(root);
+}
+
+}  // namespace lockstep

@@ -1,0 +1,165 @@
+// The RecordFunction callbacks and the autograd hook of the probe.
+#include <ATen/ATen.h>
+#include <torch/csrc/autograd/function.h>
+#include <torch/csrc/autograd/function_hook.h>
+
+#include <unordered_set>
+
+#include "torch/probe_impl.h"
+
+namespace lockstep {
+namespace {
+
+// Nesting depth of RecordFunction scopes on this thread: only the
+// outermost operator of a call is an entry.
+thread_local int t_depth = 0;
+
+std::unique_ptr<at::ObserverContext> OnStart(const at::RecordFunction& fn) {
+  int depth = t_depth++;
+  if (depth > 0 || fn.scope() != at::RecordScope::FUNCTION) return nullptr;
+  ProbeImpl* p = g_active_probe.load(std::memory_order_acquire);
+  if (p == nullptr) return nullptr;
+  return p->OpStart(fn);
+}
+
+void OnEnd(const at::RecordFunction& fn, at::ObserverContext* ctx) {
+  if (t_depth > 0) --t_depth;
+  if (ctx == nullptr) return;
+  ProbeImpl* p = g_active_probe.load(std::memory_order_acquire);
+  if (p != nullptr) p->OpEnd(fn, static_cast<OpContext*>(ctx));
+}
+
+std::vector<c10::IValue> ToIValues(const std::vector<at::Tensor>& ts) {
+  return std::vector<c10::IValue>(ts.begin(), ts.end());
+}
+
+// Records the backward entry of a forward entry when autograd runs the
+// grad_fn of its outputs.
+class BackwardHook : public torch::autograd::FunctionPostHook {
+ public:
+  BackwardHook(std::string base, uint64_t session, int64_t step)
+      : base_(std::move(base)), session_(session), step_(step) {}
+  torch::autograd::variable_list operator()(
+      const torch::autograd::variable_list& grad_inputs,
+      const torch::autograd::variable_list& grad_outputs) override {
+    ProbeImpl* p = g_active_probe.load(std::memory_order_acquire);
+    if (p != nullptr && p->session() == session_) {
+      p->OnBackward(base_, step_, grad_outputs, grad_inputs);
+    }
+    return grad_inputs;
+  }
+
+ private:
+  std::string base_;
+  uint64_t session_;
+  int64_t step_;
+};
+
+}  // namespace
+
+std::atomic<ProbeImpl*> g_active_probe{nullptr};
+
+void ResetProbeDepth() { t_depth = 0; }
+
+at::CallbackHandle AddProbeCallbacks() {
+  return at::addGlobalCallback(
+      at::RecordFunctionCallback(OnStart, OnEnd)
+          .needsInputs(true)
+          .needsOutputs(true)
+          .scopes(
+              {at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION}));
+}
+
+std::unique_ptr<OpContext> ProbeImpl::OpStart(const at::RecordFunction& fn) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (writer_ == nullptr || terminated_) return nullptr;
+  auto [it, fresh] = api_names_.try_emplace(fn.name());
+  if (fresh) it->second = MsprobeApiName(fn.name());
+  const std::string& api = it->second;
+  if (api.empty()) return nullptr;
+  std::string base = api + "." + std::to_string(api_calls_.Next(api));
+  if (!filter_.ForwardWanted(base + ".forward", module_stack_)) return nullptr;
+  at::DisableRecordFunctionGuard no_recursion;
+  auto ctx = std::make_unique<OpContext>();
+  ctx->base = std::move(base);
+  ctx->forward = config_.forward;
+  if (config_.task == ProbeTask::kOverflow) {
+    // Kept (copied if the operator writes into them) until the end
+    // callback shows whether the outputs overflow.
+    bool in_place = api.back() == '_';
+    for (const c10::IValue& v : fn.inputs()) {
+      ctx->held.push_back(
+          in_place && v.isTensor() ? c10::IValue(v.toTensor().clone()) : v);
+    }
+  } else if (ctx->forward && config_.input) {
+    ctx->inputs = summarizer_.List(fn.inputs(), ctx->base + ".forward.input");
+  } else {
+    ctx->inputs = PyValue::List({});
+  }
+  return ctx;
+}
+
+void ProbeImpl::OpEnd(const at::RecordFunction& fn, OpContext* ctx) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (writer_ == nullptr || terminated_) return;
+  at::DisableRecordFunctionGuard no_recursion;
+  const std::vector<c10::IValue>& outs = fn.outputs();
+  std::string fwd = ctx->base + ".forward";
+  if (config_.task == ProbeTask::kOverflow) {
+    bool overflow = false;
+    summarizer_.List(outs, fwd + ".output", &overflow);
+    if (!overflow) return;
+    summarizer_.set_save(true);
+    PyValue in = summarizer_.List(ctx->held, fwd + ".input");
+    PyValue out = summarizer_.List(outs, fwd + ".output");
+    summarizer_.set_save(false);
+    AddEntry(fwd, PyValue::Dict({{"input_args", std::move(in)},
+                                 {"input_kwargs", PyValue::Dict({})},
+                                 {"output", std::move(out)}}));
+    if (++overflow_count_ >= config_.overflow_nums &&
+        config_.overflow_nums != -1) {
+      terminated_ = true;
+    }
+    return;
+  }
+  if (ctx->forward) {
+    PyValue out = config_.output ? summarizer_.List(outs, fwd + ".output")
+                                 : PyValue::List({});
+    AddEntry(fwd, PyValue::Dict({{"input_args", std::move(ctx->inputs)},
+                                 {"input_kwargs", PyValue::Dict({})},
+                                 {"output", std::move(out)}}));
+  }
+  if (config_.backward) HookBackward(ctx->base, outs);
+}
+
+void ProbeImpl::HookBackward(const std::string& base,
+                             const std::vector<c10::IValue>& outputs) {
+  std::unordered_set<torch::autograd::Node*> hooked;
+  for (const c10::IValue& v : outputs) {
+    if (!v.isTensor()) continue;
+    const at::Tensor& t = v.toTensor();
+    if (!t.defined() || !t.requires_grad()) continue;
+    std::shared_ptr<torch::autograd::Node> fn = t.grad_fn();
+    if (!fn || !hooked.insert(fn.get()).second) continue;
+    fn->add_post_hook(std::make_unique<BackwardHook>(base, session_, step_));
+  }
+}
+
+void ProbeImpl::OnBackward(const std::string& base, int64_t step,
+                           const std::vector<at::Tensor>& grad_in,
+                           const std::vector<at::Tensor>& grad_out) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (writer_ == nullptr || terminated_ || step != step_) return;
+  at::DisableRecordFunctionGuard no_recursion;
+  std::string name = base + ".backward";
+  PyValue in = config_.input
+                   ? summarizer_.List(ToIValues(grad_in), name + ".input")
+                   : PyValue::List({});
+  PyValue out = config_.output
+                    ? summarizer_.List(ToIValues(grad_out), name + ".output")
+                    : PyValue::List({});
+  AddEntry(name, PyValue::Dict(
+                     {{"input", std::move(in)}, {"output", std::move(out)}}));
+}
+
+}  // namespace lockstep

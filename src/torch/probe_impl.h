@@ -1,0 +1,125 @@
+// The probe's state and the work its callbacks do (see probe.h).
+// Thread safety: every member below mu_ is guarded by it.
+#ifndef LOCKSTEP_SRC_TORCH_PROBE_IMPL_H_
+#define LOCKSTEP_SRC_TORCH_PROBE_IMPL_H_
+
+#include <ATen/record_function.h>
+#include <torch/nn/module.h>
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "lockstep/format/api_naming.h"
+#include "lockstep/format/background_writer.h"
+#include "lockstep/format/dump_writer.h"
+#include "lockstep/format/probe_config.h"
+#include "lockstep/torch/probe.h"
+#include "torch/tensor_summary.h"
+
+namespace lockstep {
+
+// What the start callback of a dumped operator hands to its end callback.
+struct OpContext : at::ObserverContext {
+  std::string base;  // "Functional.linear.0"
+  bool forward = true;
+  PyValue inputs;
+  std::vector<c10::IValue> held;  // overflow task: inputs, kept until end
+};
+
+class ProbeImpl {
+ public:
+  ProbeImpl(ProbeConfig config, ProbeOptions options);
+  ~ProbeImpl();
+
+  Status Start();
+  Status Step();
+  Status Stop();
+
+  // Callbacks (probe_callbacks.cc, probe_modules.cc).
+  std::unique_ptr<OpContext> OpStart(const at::RecordFunction& fn);
+  void OpEnd(const at::RecordFunction& fn, OpContext* ctx);
+  void OnBackward(const std::string& base, int64_t step,
+                  const std::vector<at::Tensor>& grad_in,
+                  const std::vector<at::Tensor>& grad_out);
+  int64_t ModuleBegin(const torch::nn::Module& m,
+                      const std::vector<at::Tensor>& inputs);
+  void ModuleOutputs(int64_t token, const std::vector<at::Tensor>& outputs);
+  void ModuleEnd(int64_t token);
+  void RegisterModel(const torch::nn::Module& root);
+
+  uint64_t session() const { return session_; }
+  bool level_has_ops() const { return config_.level != ProbeLevel::kL0; }
+  bool level_has_modules() const { return config_.level != ProbeLevel::kL1; }
+
+  mutable std::mutex mu_;
+  ProbeConfig config_;
+  ProbeOptions options_;
+  bool active_ = false;
+  bool terminated_ = false;
+  int64_t step_ = 0;
+  int64_t rank_ = 0;
+  int64_t entries_in_step_ = 0;
+  int64_t overflow_count_ = 0;
+
+ private:
+  struct OpenModule {
+    std::string name;  // Module.conv1.Conv2d.forward.0
+    PyValue inputs;
+    PyValue params;
+    bool recorded = false;
+  };
+  struct ParamGrads {
+    std::string module;  // Module.conv1.Conv2d
+    std::vector<std::string> names;
+    std::vector<PyValue> grads;  // by name index; None until it arrives
+    size_t arrived = 0;
+    int64_t index = -1;  // n of the entry being filled
+  };
+
+  Status BeginStep();
+  Status EndStep();
+  void AddEntry(std::string name, PyValue value);
+  void HookBackward(const std::string& base,
+                    const std::vector<c10::IValue>& outputs);
+  void OnParamGrad(size_t group, size_t index, const at::Tensor& grad);
+  std::string ModulePath(const torch::nn::Module& m) const;
+  void RemoveParamHooks();
+
+  ProbeFilter filter_;
+  std::unique_ptr<BackgroundWriter> files_;
+  TensorSummarizer summarizer_;
+  std::unique_ptr<DumpWriter> writer_;  // null: this step is not dumped
+  ApiCallCounter api_calls_;
+  ApiCallCounter module_calls_;
+  ApiCallCounter grad_calls_;
+  std::vector<std::string> pending_names_;
+  std::vector<PyValue> pending_;
+  std::vector<std::pair<std::string, std::string>> parents_;
+  std::vector<std::string> module_stack_;
+  std::map<int64_t, OpenModule> open_modules_;
+  int64_t next_token_ = 0;
+  std::unordered_map<const torch::nn::Module*, std::string> module_paths_;
+  std::vector<ParamGrads> param_groups_;
+  std::vector<std::pair<at::Tensor, unsigned>> param_hooks_;
+  std::unordered_map<std::string, std::string> api_names_;  // cache
+  at::CallbackHandle callback_ = 0;
+  uint64_t session_ = 0;
+  Status error_;
+};
+
+// The active probe, or null; set by Start, cleared by Stop.
+extern std::atomic<ProbeImpl*> g_active_probe;
+
+// Registers/removes the RecordFunction callbacks (probe_callbacks.cc).
+at::CallbackHandle AddProbeCallbacks();
+// Resets the calling thread's operator nesting depth.
+void ResetProbeDepth();
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_SRC_TORCH_PROBE_IMPL_H_

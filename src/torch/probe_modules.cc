@@ -1,0 +1,167 @@
+// Level L0/mix: module entries (ModuleScope) and parameter gradients.
+#include <ATen/ATen.h>
+
+#include "torch/probe_impl.h"
+
+namespace lockstep {
+namespace {
+
+std::vector<c10::IValue> ToIValues(const std::vector<at::Tensor>& ts) {
+  return std::vector<c10::IValue>(ts.begin(), ts.end());
+}
+
+void WalkModules(
+    const torch::nn::Module& m, const std::string& path,
+    std::vector<std::pair<std::string, const torch::nn::Module*>>* out) {
+  out->emplace_back(path, &m);
+  for (const auto& child : m.named_children()) {
+    std::string p = path.empty() ? child.key() : path + "." + child.key();
+    WalkModules(*child.value(), p, out);
+  }
+}
+
+}  // namespace
+
+std::string ProbeImpl::ModulePath(const torch::nn::Module& m) const {
+  auto it = module_paths_.find(&m);
+  return it == module_paths_.end() ? "" : it->second;
+}
+
+void ProbeImpl::RegisterModel(const torch::nn::Module& root) {
+  std::vector<std::pair<std::string, const torch::nn::Module*>> modules;
+  WalkModules(root, "", &modules);
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [path, m] : modules) module_paths_[m] = path;
+  if (!level_has_modules()) return;
+  for (const auto& [path, m] : modules) {
+    ParamGrads group;
+    group.module = MsprobeModuleName(path, m->name());
+    std::vector<at::Tensor> params;
+    for (const auto& p : m->named_parameters(/*recurse=*/false)) {
+      if (!p.value().requires_grad()) continue;
+      group.names.push_back(p.key());
+      params.push_back(p.value());
+    }
+    if (params.empty()) continue;
+    group.grads.resize(params.size());
+    size_t g = param_groups_.size();
+    param_groups_.push_back(std::move(group));
+    for (size_t i = 0; i < params.size(); ++i) {
+      uint64_t session = session_;
+      unsigned h = params[i].register_hook(
+          [this, g, i, session](const at::Tensor& grad) {
+            if (g_active_probe.load(std::memory_order_acquire) == this &&
+                session_ == session) {
+              OnParamGrad(g, i, grad);
+            }
+          });
+      param_hooks_.emplace_back(params[i], h);
+    }
+  }
+}
+
+void ProbeImpl::RemoveParamHooks() {
+  for (auto& [param, h] : param_hooks_) param.remove_hook(h);
+  param_hooks_.clear();
+  param_groups_.clear();
+}
+
+void ProbeImpl::OnParamGrad(size_t group, size_t index,
+                            const at::Tensor& grad) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (writer_ == nullptr || terminated_ || !config_.backward) return;
+  at::DisableRecordFunctionGuard no_recursion;
+  ParamGrads& g = param_groups_[group];
+  if (!g.grads[index].is_none()) return;  // one per backward
+  // The entry's number n is fixed when its first gradient arrives.
+  if (g.arrived == 0) g.index = grad_calls_.Next(g.module);
+  std::string name = g.module + ".parameters_grad." + std::to_string(g.index);
+  g.grads[index] =
+      PyValue::List({summarizer_.Tensor(grad, name + "." + g.names[index])});
+  if (++g.arrived < g.grads.size()) return;
+  std::vector<std::pair<std::string, PyValue>> fields;
+  for (size_t i = 0; i < g.names.size(); ++i) {
+    fields.emplace_back(g.names[i], std::move(g.grads[i]));
+  }
+  g.grads.assign(g.grads.size(), PyValue());
+  g.arrived = 0;
+  AddEntry(std::move(name), PyValue::Dict(std::move(fields)));
+}
+
+int64_t ProbeImpl::ModuleBegin(const torch::nn::Module& m,
+                               const std::vector<at::Tensor>& inputs) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (writer_ == nullptr || terminated_) return -1;
+  at::DisableRecordFunctionGuard no_recursion;
+  std::string module = MsprobeModuleName(ModulePath(m), m.name());
+  OpenModule open;
+  open.name = module + ".forward." + std::to_string(module_calls_.Next(module));
+  open.recorded = level_has_modules() && config_.forward &&
+                  filter_.ForwardWanted(open.name, module_stack_);
+  if (open.recorded) {
+    open.inputs = config_.input ? summarizer_.List(ToIValues(inputs),
+                                                   open.name + ".input")
+                                : PyValue::List({});
+    std::vector<std::pair<std::string, PyValue>> params;
+    for (const auto& p : m.named_parameters(/*recurse=*/false)) {
+      params.emplace_back(
+          p.key(),
+          summarizer_.Tensor(p.value(), open.name + ".parameters." + p.key()));
+    }
+    open.params = PyValue::Dict(std::move(params));
+  }
+  module_stack_.push_back(open.name);
+  int64_t token = next_token_++;
+  open_modules_[token] = std::move(open);
+  return token;
+}
+
+void ProbeImpl::ModuleOutputs(int64_t token,
+                              const std::vector<at::Tensor>& outputs) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = open_modules_.find(token);
+  if (it == open_modules_.end() || !it->second.recorded) return;
+  if (writer_ == nullptr || terminated_) return;
+  at::DisableRecordFunctionGuard no_recursion;
+  OpenModule& open = it->second;
+  PyValue out = config_.output ? summarizer_.List(ToIValues(outputs),
+                                                  open.name + ".output")
+                               : PyValue::List({});
+  // The parent of a module entry is the module around it.
+  module_stack_.pop_back();
+  AddEntry(open.name, PyValue::Dict({{"input_args", std::move(open.inputs)},
+                                     {"input_kwargs", PyValue::Dict({})},
+                                     {"output", std::move(out)},
+                                     {"parameters", std::move(open.params)}}));
+  module_stack_.push_back(open.name);
+  open.recorded = false;
+}
+
+void ProbeImpl::ModuleEnd(int64_t token) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = open_modules_.find(token);
+  if (it == open_modules_.end()) return;
+  if (!module_stack_.empty() && module_stack_.back() == it->second.name) {
+    module_stack_.pop_back();
+  }
+  open_modules_.erase(it);
+}
+
+ModuleScope::ModuleScope(Probe* probe, const torch::nn::Module& module,
+                         const std::vector<at::Tensor>& inputs) {
+  if (probe == nullptr) return;
+  ProbeImpl* impl = probe->impl();
+  if (g_active_probe.load(std::memory_order_acquire) != impl) return;
+  token_ = impl->ModuleBegin(module, inputs);
+  if (token_ >= 0) impl_ = impl;
+}
+
+void ModuleScope::SetOutputs(const std::vector<at::Tensor>& outputs) {
+  if (impl_ != nullptr) impl_->ModuleOutputs(token_, outputs);
+}
+
+ModuleScope::~ModuleScope() {
+  if (impl_ != nullptr) impl_->ModuleEnd(token_);
+}
+
+}  // namespace lockstep

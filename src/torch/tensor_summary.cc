@@ -1,0 +1,224 @@
+#include "torch/tensor_summary.h"
+
+#include <ATen/ATen.h>
+
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+#include "lockstep/compare/tensor_stats.h"
+#include "lockstep/format/zip.h"
+#include "lockstep/torch/tensor_bridge.h"
+
+namespace lockstep {
+namespace {
+
+constexpr char kDeferredMark = '\x01';
+
+PyValue Typed(const char* type, PyValue value) {
+  return PyValue::Dict({{"type", PyValue::Str(type)}, {"value", value}});
+}
+
+PyValue ShapeValue(const at::Tensor& t) {
+  std::vector<PyValue> dims;
+  for (int64_t d : t.sizes()) dims.push_back(PyValue::Int(d));
+  return PyValue::List(std::move(dims));
+}
+
+std::string DTypeString(const at::Tensor& t) {
+  std::optional<DType> d = FromScalarType(t.scalar_type());
+  if (d) return std::string(TorchDTypeName(*d));
+  return std::string("torch.") + c10::toString(t.scalar_type());
+}
+
+// Max, Min, Mean, Norm of finite-or-not float statistics as torch's
+// reductions give them: NaN wins, then infinities.
+std::vector<PyValue> FloatStats(const TensorStats& s) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  if (s.nan > 0) return std::vector<PyValue>(4, PyValue::Float(nan));
+  double mx = s.pos_inf > 0 ? inf : s.max;
+  double mn = s.neg_inf > 0 ? -inf : s.min;
+  double mean = Mean(s), norm = L2Norm(s);
+  if (s.pos_inf > 0 || s.neg_inf > 0) {
+    mean = (s.pos_inf > 0 && s.neg_inf > 0) ? nan : s.pos_inf > 0 ? inf : -inf;
+    norm = inf;
+  }
+  return {PyValue::Float(mx), PyValue::Float(mn), PyValue::Float(mean),
+          PyValue::Float(norm)};
+}
+
+std::vector<PyValue> HostStats(const at::Tensor& host, bool* overflow) {
+  std::optional<DType> d = FromScalarType(host.scalar_type());
+  if (!d || host.numel() == 0) return std::vector<PyValue>(4);
+  if (*d == DType::kBool) {
+    bool any = host.any().item<bool>(), all = host.all().item<bool>();
+    return {PyValue::Bool(any), PyValue::Bool(all), PyValue(), PyValue()};
+  }
+  TensorStats s = ComputeTensorStats(*d, host.data_ptr(),
+                                     static_cast<size_t>(host.numel()), 1);
+  if (IsFloatingPoint(*d)) {
+    if (overflow && (s.nan + s.pos_inf + s.neg_inf) > 0) *overflow = true;
+    return FloatStats(s);
+  }
+  return {PyValue::Int(static_cast<int64_t>(s.max)),
+          PyValue::Int(static_cast<int64_t>(s.min)), PyValue(), PyValue()};
+}
+
+}  // namespace
+
+PyValue TensorSummarizer::Stats(const at::Tensor& t, bool* overflow) {
+  bool device_style = mode_.device_style || !t.device().is_cpu();
+  if (device_style && t.is_floating_point() && t.numel() > 0 && !overflow) {
+    return DeferStats(t);
+  }
+  at::Tensor host = t.detach();
+  if (!host.device().is_cpu()) host = host.to(at::kCPU);
+  host = host.contiguous();
+  std::vector<PyValue> v = HostStats(host, overflow);
+  return PyValue::List(std::move(v));
+}
+
+PyValue TensorSummarizer::DeferStats(const at::Tensor& t) {
+  at::Tensor x = t.detach();
+  at::Tensor wide = x.scalar_type() == at::kDouble ? x : x.to(at::kFloat);
+  deferred_.push_back(
+      at::stack({x.max().to(at::kDouble), x.min().to(at::kDouble),
+                 wide.mean().to(at::kDouble), wide.norm().to(at::kDouble)}));
+  std::string mark(1, kDeferredMark);
+  std::vector<PyValue> v(4, PyValue::Str(mark));
+  v[0] = PyValue::Str(mark + std::to_string(deferred_.size() - 1));
+  return PyValue::List(std::move(v));
+}
+
+std::string TensorSummarizer::SaveFile(const at::Tensor& t,
+                                       const std::string& stem) {
+  if (dump_ == nullptr || files_ == nullptr) return "";
+  StatusOr<std::string> path = dump_->TensorFilePath(stem);
+  at::Tensor copy = t.detach()
+                        .to(at::kCPU, /*non_blocking=*/false,
+                            /*copy=*/true)
+                        .contiguous();
+  StatusOr<lockstep::Tensor> host =
+      path.ok() ? ToHostTensor(copy)
+                : StatusOr<lockstep::Tensor>(path.status());
+  if (!host.ok()) {
+    if (error_.ok()) error_ = host.status();
+    return "";
+  }
+  files_->Enqueue(*path, std::move(*host));
+  return stem + ".npy";
+}
+
+PyValue TensorSummarizer::Tensor(const at::Tensor& t, const std::string& stem,
+                                 bool* overflow) {
+  if (!t.defined()) return PyValue();
+  std::vector<std::pair<std::string, PyValue>> f;
+  f.emplace_back("type", PyValue::Str("torch.Tensor"));
+  f.emplace_back("dtype", PyValue::Str(DTypeString(t)));
+  f.emplace_back("shape", ShapeValue(t));
+  std::vector<PyValue> stats = Stats(t, overflow).TakeItems();
+  const char* keys[] = {"Max", "Min", "Mean", "Norm"};
+  for (int i = 0; i < 4; ++i) f.emplace_back(keys[i], std::move(stats[i]));
+  f.emplace_back("requires_grad", PyValue::Bool(t.requires_grad()));
+  if (mode_.save) {
+    std::string name = SaveFile(t, stem);
+    if (!name.empty()) f.emplace_back("data_name", PyValue::Str(name));
+  }
+  if (mode_.crc && FromScalarType(t.scalar_type())) {
+    at::Tensor host = t.detach().to(at::kCPU).contiguous();
+    uint32_t crc = Crc32(std::string_view(
+        static_cast<const char*>(host.data_ptr()), host.nbytes()));
+    char hex[9];
+    std::snprintf(hex, sizeof hex, "%08x", crc);
+    f.emplace_back("md5", PyValue::Str(hex));
+  }
+  return PyValue::Dict(std::move(f));
+}
+
+PyValue TensorSummarizer::List(const c10::IValue* values, size_t n,
+                               const std::string& stem, bool* overflow) {
+  std::vector<PyValue> items;
+  items.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    items.push_back(Value(values[i], stem + "." + std::to_string(i), overflow));
+  }
+  return PyValue::List(std::move(items));
+}
+
+PyValue TensorSummarizer::Value(const c10::IValue& v, const std::string& stem,
+                                bool* overflow) {
+  if (v.isTensor()) return Tensor(v.toTensor(), stem, overflow);
+  if (v.isNone()) return PyValue();
+  if (v.isBool()) return Typed("bool", PyValue::Bool(v.toBool()));
+  if (v.isInt()) return Typed("int", PyValue::Int(v.toInt()));
+  if (v.isDouble()) return Typed("float", PyValue::Float(v.toDouble()));
+  if (v.isString()) return Typed("str", PyValue::Str(v.toStringRef()));
+  if (v.isDevice())
+    return Typed("torch.device", PyValue::Str(v.toDevice().str()));
+  if (v.isTensorList()) {
+    std::vector<c10::IValue> items;
+    for (const at::Tensor& t : v.toTensorVector()) items.emplace_back(t);
+    return List(items, stem, overflow);
+  }
+  if (v.isList()) {
+    std::vector<c10::IValue> items = v.toListRef().vec();
+    return List(items, stem, overflow);
+  }
+  if (v.isTuple()) {
+    std::vector<c10::IValue> items = v.toTupleRef().elements().vec();
+    return List(items, stem, overflow);
+  }
+  return PyValue::Dict({{"type", PyValue::Str(v.tagKind())}});
+}
+
+namespace {
+
+void FillDeferred(const double* values, int64_t count, PyValue* v) {
+  if (v->kind() == PyValue::Kind::kList) {
+    std::vector<PyValue> items = v->TakeItems();
+    for (PyValue& item : items) FillDeferred(values, count, &item);
+    *v = PyValue::List(std::move(items));
+    return;
+  }
+  if (v->kind() != PyValue::Kind::kDict) return;
+  auto fields = v->TakeFields();
+  int64_t slot = -1;
+  for (auto& [key, val] : fields) {
+    if (key == "Max" && val.kind() == PyValue::Kind::kStr &&
+        !val.as_str().empty() && val.as_str()[0] == kDeferredMark) {
+      slot = std::stoll(val.as_str().substr(1));
+    }
+  }
+  const char* keys[] = {"Max", "Min", "Mean", "Norm"};
+  for (auto& [key, val] : fields) {
+    bool stat = false;
+    for (int i = 0; i < 4; ++i) {
+      if (slot >= 0 && slot < count && key == keys[i]) {
+        val = PyValue::Float(values[slot * 4 + i]);
+        stat = true;
+      }
+    }
+    if (!stat) FillDeferred(values, count, &val);
+  }
+  *v = PyValue::Dict(std::move(fields));
+}
+
+}  // namespace
+
+void TensorSummarizer::Resolve(std::vector<PyValue>* entries) {
+  if (deferred_.empty()) return;
+  at::Tensor all = at::stack(deferred_).to(at::kCPU).contiguous();
+  const double* values = all.data_ptr<double>();
+  int64_t count = static_cast<int64_t>(deferred_.size());
+  for (PyValue& e : *entries) FillDeferred(values, count, &e);
+  deferred_.clear();
+}
+
+Status TensorSummarizer::TakeError() {
+  Status st = error_;
+  error_ = Status::Ok();
+  return st;
+}
+
+}  // namespace lockstep

@@ -1,0 +1,86 @@
+// The dump.json description of one value seen by the probe: a tensor's
+// msprobe dict (type, dtype, shape, Max, Min, Mean, Norm, requires_grad,
+// data_name, md5) or a scalar/list, with the tensor's bytes optionally
+// queued for a .npy file.
+//
+// Statistics (reference/msprobe.md §2.3): float tensors get all four, in
+// double over the finite elements, except that a NaN makes all four NaN and
+// +-inf make Max/Min (and Mean, Norm) infinite as torch's reductions do;
+// integer tensors get Max/Min and null Mean/Norm (msprobe HEAD); bool
+// tensors Max = any, Min = all; empty tensors null. CPU tensors use
+// lockstep's one-pass kernel; other devices reduce with ATen on the device
+// and are fetched once, in Resolve (no host sync per tensor).
+// Thread safety: not synchronized; the probe serializes calls.
+#ifndef LOCKSTEP_SRC_TORCH_TENSOR_SUMMARY_H_
+#define LOCKSTEP_SRC_TORCH_TENSOR_SUMMARY_H_
+
+#include <ATen/core/Tensor.h>
+#include <ATen/core/ivalue.h>
+
+#include <string>
+#include <vector>
+
+#include "lockstep/core/status.h"
+#include "lockstep/format/background_writer.h"
+#include "lockstep/format/dump_writer.h"
+#include "lockstep/format/pyvalue.h"
+
+namespace lockstep {
+
+struct SummaryMode {
+  bool save = false;          // queue tensors as .npy files
+  bool crc = false;           // add "md5": CRC-32 of the bytes
+  bool device_style = false;  // reduce on the device, fetch in Resolve
+};
+
+class TensorSummarizer {
+ public:
+  TensorSummarizer(SummaryMode mode, BackgroundWriter* files)
+      : mode_(mode), files_(files) {}
+
+  void set_dump_writer(DumpWriter* w) { dump_ = w; }
+  void set_save(bool save) { mode_.save = save; }
+
+  // The dict of `t`. `stem` names its file ("Functional.linear.0.forward.
+  // input.0"). Sets *overflow when t has a NaN or an infinity (only known
+  // at once for immediate statistics).
+  PyValue Tensor(const at::Tensor& t, const std::string& stem,
+                 bool* overflow = nullptr);
+  // Any IValue: tensors as above, lists recursively (stem gets ".i"),
+  // scalars as {"type": "int", "value": 2}, None as null.
+  PyValue Value(const c10::IValue& v, const std::string& stem,
+                bool* overflow = nullptr);
+  // A list of values, item i named stem + "." + i.
+  PyValue List(const c10::IValue* values, size_t n, const std::string& stem,
+               bool* overflow = nullptr);
+  PyValue List(c10::ArrayRef<const c10::IValue> values, const std::string& stem,
+               bool* overflow = nullptr) {
+    return List(values.data(), values.size(), stem, overflow);
+  }
+  PyValue List(const std::vector<c10::IValue>& values, const std::string& stem,
+               bool* overflow = nullptr) {
+    return List(values.data(), values.size(), stem, overflow);
+  }
+
+  // Replaces the placeholders of deferred statistics in `entries` with the
+  // fetched values (one device-to-host copy for all of them).
+  void Resolve(std::vector<PyValue>* entries);
+  bool has_deferred() const { return !deferred_.empty(); }
+  // The first error from saving a tensor (bad name, dump dir).
+  Status TakeError();
+
+ private:
+  PyValue Stats(const at::Tensor& t, bool* overflow);
+  PyValue DeferStats(const at::Tensor& t);
+  std::string SaveFile(const at::Tensor& t, const std::string& stem);
+
+  SummaryMode mode_;
+  BackgroundWriter* files_;
+  DumpWriter* dump_ = nullptr;
+  std::vector<at::Tensor> deferred_;  // [max, min, mean, norm] in double
+  Status error_;
+};
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_SRC_TORCH_TENSOR_SUMMARY_H_
