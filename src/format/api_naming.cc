@@ -93,6 +93,13 @@ bool IsTensorOnly(std::string_view op) {
   return kOps->count(op) > 0;
 }
 
+// Operators whose outputs are uninitialized memory: their statistics would
+// differ from run to run, so they are not entries.
+bool IsUninitialized(std::string_view op) {
+  return op == "empty" || op == "empty_like" || op == "empty_strided" ||
+         op == "new_empty" || op == "new_empty_strided" || op == "resize_";
+}
+
 }  // namespace
 
 std::string MsprobeApiName(std::string_view aten_name) {
@@ -100,7 +107,7 @@ std::string MsprobeApiName(std::string_view aten_name) {
   if (aten_name.substr(0, kNs.size()) != kNs) return "";
   std::string_view op = aten_name.substr(kNs.size());
   op = op.substr(0, op.find('.'));  // drop an overload name
-  if (op.empty()) return "";
+  if (op.empty() || IsUninitialized(op)) return "";
   const auto& functional = FunctionalOps();
   if (auto it = functional.find(op); it != functional.end()) {
     return "Functional." + std::string(it->second);

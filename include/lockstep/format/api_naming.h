@@ -14,7 +14,9 @@
 //   Aten.<op>        otherwise (internal `_` operators, unknown ones): the
 //                    fallback, e.g. Aten._log_softmax_backward_data.
 // Names outside the `aten::` namespace return "" (not dumped): profiler
-// scopes, autograd engine records, custom operators.
+// scopes, autograd engine records, custom operators; so do the operators
+// whose outputs are uninitialized memory (empty, empty_like, empty_strided,
+// new_empty, new_empty_strided, resize_), whose statistics mean nothing.
 //
 // ATen cannot tell `x.cos()` from `torch.cos(x)` (msprobe writes Tensor.cos
 // and Torch.cos): lockstep always writes Torch.<op> for those; the compare

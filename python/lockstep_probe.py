@@ -1,0 +1,57 @@
+"""Dump a Python (PyTorch) training loop with lockstep's C++ probe.
+
+    import lockstep_probe
+    with lockstep_probe.Probe({"task": "statistics", "dump_path": "dump"}) as p:
+        for batch in data:
+            loss = model(batch).sum(); loss.backward(); opt.step()
+            p.step()
+
+The probe sees every ATen operator (forward and backward) and writes
+step{N}/rank{R}/dump.json in msprobe's layout; compare with
+`lockstep compare`. Needs Debian's python3-torch (the LibTorch it was built
+against); LOCKSTEP_PY_LIB or the default build path locates the library.
+"""
+import json
+import os
+
+import torch
+
+_DEFAULT_LIB = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                            "..", "build", "lib", "liblockstep_py.so")
+
+
+def load(path=None):
+    """Loads the probe operators into torch.ops.lockstep (once)."""
+    path = path or os.environ.get("LOCKSTEP_PY_LIB", _DEFAULT_LIB)
+    if not hasattr(torch.ops.lockstep, "start"):
+        torch.ops.load_library(path)
+    return torch.ops.lockstep
+
+
+class Probe:
+    """Starts on enter (or start()), stops on exit. `config` is a dict with
+    msprobe's config.json keys, or a path to such a file."""
+
+    def __init__(self, config, lib=None):
+        self._ops = load(lib)
+        self._config = config if isinstance(config, str) else json.dumps(config)
+
+    def start(self):
+        self._ops.start(self._config)
+        return self
+
+    def step(self):
+        self._ops.step()
+
+    def stop(self):
+        self._ops.stop()
+
+    def entries(self):
+        return self._ops.entries()
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+        return False

@@ -1,0 +1,79 @@
+"""The probe loaded into Debian's python3-torch dumps a Python training
+loop; run by ctest as `/usr/bin/python3 tests/python/probe_test.py BUILD_DIR`.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import torch
+import torch.nn.functional as F
+
+BUILD = sys.argv[1]
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "python"))
+import lockstep_probe  # noqa: E402
+
+
+def train(dump, steps=2, fault=False):
+    torch.manual_seed(0)
+    w1 = torch.randn(16, 8, requires_grad=True)
+    w2 = torch.randn(4, 16, requires_grad=True)
+    opt = torch.optim.SGD([w1, w2], lr=0.1)
+    x = torch.randn(32, 8)
+    cfg = {"task": "statistics", "level": "L1", "dump_path": dump}
+    with lockstep_probe.Probe(cfg, os.path.join(BUILD, "lib", "liblockstep_py.so")) as p:
+        for _ in range(steps):
+            opt.zero_grad()
+            h = F.relu(F.linear(x, w1))
+            if fault:
+                h = h * (1 + 1e-3)
+            else:
+                h = h * 1.0
+            loss = F.linear(h, w2).cos().sum()
+            loss.backward()
+            opt.step()
+            assert p.entries() > 0
+            p.step()
+
+
+def load(dump, step):
+    with open(os.path.join(dump, f"step{step}", "rank0", "dump.json")) as f:
+        return json.load(f)
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    ref, tgt = os.path.join(tmp, "ref"), os.path.join(tmp, "tgt")
+    train(ref)
+    train(tgt, fault=True)
+    d = load(ref, 1)
+    names = list(d["data"])
+    for want in ["Functional.linear.0.forward", "Functional.relu.0.forward",
+                 "Functional.linear.1.forward", "Torch.cos.0.forward",
+                 "Torch.cos.0.backward", "Functional.linear.0.backward"]:
+        assert want in names, (want, names)
+    assert names.index("Torch.cos.0.forward") < names.index("Torch.cos.0.backward")
+    # The statistics are those of the tensor torch computed.
+    out = d["data"]["Functional.linear.0.forward"]["output"][0]
+    assert out["shape"] == [32, 16] and out["dtype"] == "torch.float32"
+    # Errors surface as RuntimeError with lockstep's message.
+    try:
+        lockstep_probe.Probe({"task": "nope", "dump_path": tmp}).start()
+        raise AssertionError("bad task accepted")
+    except RuntimeError as e:
+        assert "unknown task" in str(e), e
+    # lockstep compare finds the first divergent operator of the Python runs.
+    summary = os.path.join(tmp, "cmp")
+    r = subprocess.run([os.path.join(BUILD, "bin", "lockstep"), "compare", tgt, ref,
+                        "-o", summary, "-q"], capture_output=True, text=True)
+    assert r.returncode == 1, (r.returncode, r.stdout, r.stderr)
+    with open(os.path.join(summary, "summary.json")) as f:
+        s = json.load(f)
+    # The fault changes mul's scalar input (1.001 vs 1.0), so by lockstep's
+    # rule (the first entry whose inputs agree and whose outputs differ) the
+    # first divergence is cos's backward: its incoming gradient agrees, its
+    # result (which uses the saved, already different input) does not.
+    first = s["first_divergence"]
+    assert first["entry"] == "Torch.cos.0.backward", first
+    assert s["error"] > 0 and s["rows"] > 100, s
+print("probe_test.py: OK")
