@@ -1,20 +1,25 @@
 #!/usr/bin/env bash
-# The main job: sets up lockstep, compares two example runs and writes the
-# reports to demo_out/. The baseline is an fp32 run, the target the same run
-# with the linear layer's output rounded through fp16 (dumps written by
-# msprobe, shipped in examples/msprobe_toy/); the report also shows the two
-# runs' loss curves (examples/curves/), and `lockstep curve` compares them.
+# The main job: sets up lockstep, trains LeNet-5 twice on the same seeded
+# data — a reference run, and a target run whose second convolution
+# silently runs in bfloat16 — dumps every operator of both with lockstep's
+# probe, compares the dumps, prints the first divergent operator and writes
+# the HTML report to demo_out/report/report.html.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 rm -rf demo_out
+mkdir -p demo_out
+echo "[I] training the reference run (fp32) with the probe on"
+build/bin/lenet --steps 20 --seed 1 --dump demo_out/ref --log demo_out/ref_loss.csv > demo_out/ref.log
+echo "[I] training the target run (conv2 silently in bf16) with the probe on"
+build/bin/lenet --steps 20 --seed 1 --dump demo_out/target --fault conv2-bf16 \
+  --log demo_out/target_loss.csv > demo_out/target.log
 set +e
-build/bin/lockstep compare examples/msprobe_toy/target examples/msprobe_toy/baseline -o demo_out \
-  --target-log examples/curves/target.csv --baseline-log examples/curves/baseline.csv
+build/bin/lockstep compare demo_out/target demo_out/ref -o demo_out/report \
+  --target-log demo_out/target_loss.csv --baseline-log demo_out/ref_loss.csv
 rc=$?
-build/bin/lockstep curve examples/curves/baseline.csv examples/curves/target.csv --tol-rel 0.01 -o demo_out/curves
 set -e
 echo "[I] lockstep compare exited with $rc (0 all pass, 1 divergence found)"
-echo "[I] open demo_out/report.html in a browser (the table, the plot, the loss curves);"
-echo "[I] CSV and summary.json are beside it; demo_out/curves/curve.html has the loss-curve comparison"
+echo "[I] open demo_out/report/report.html in a browser (first divergence, table, loss curves);"
+echo "[I] the CSVs and summary.json are beside it"
 [ "$rc" -le 1 ]

@@ -1,6 +1,6 @@
 // Every `build/bin/...` command shown in README.md and docs/*.md (indented
 // code lines) runs here, from the source directory, with its output
-// directory redirected to a temporary one. A command must exit 0 or 1 (1: it
+// directory (and any path under docs_out/) redirected to a temporary one. A command must exit 0 or 1 (1: it
 // found a divergence, which the examples may show on purpose). Benchmarks
 // (`*_bench`) run shortened: one repetition, a minimal time, a 64 MiB dump
 // for the end-to-end one, and only their fp32 single-thread cases.
@@ -45,8 +45,11 @@ TEST(DocCommandsTest, EveryDocumentedCommandRuns) {
   int ran = 0;
   for (const auto& f : files) {
     for (std::string cmd : Commands(f)) {
+      // Paths under docs_out/ (dumps, logs) and output options go to tmp.
+      cmd = std::regex_replace(cmd, std::regex(R"((\s)docs_out/)"),
+                               "$1" + tmp + "/docs_out/");
       cmd = std::regex_replace(
-          cmd, std::regex(R"((-o|--output|--json|--plot)\s+(\S+))"),
+          cmd, std::regex(R"((-o|--output|--json|--plot)\s+([^/\s]\S*))"),
           "$1 " + tmp + "/$2");
       std::string binary = cmd.substr(0, cmd.find(' '));
       if (!fs::exists(std::string(LOCKSTEP_BIN_DIR) +
@@ -59,7 +62,8 @@ TEST(DocCommandsTest, EveryDocumentedCommandRuns) {
       if (cmd.find("_bench") != std::string::npos) {
         cmd +=
             " --benchmark_min_time=0.001 --benchmark_repetitions=1"
-            " '--benchmark_filter=float32/threads:1|CompareEndToEnd|FileRead'";
+            " '--benchmark_filter=float32/threads:1|CompareEndToEnd|FileRead|"
+            "LenetStep/mode:[02]'";
         env = "LOCKSTEP_E2E_MIB=64 LOCKSTEP_E2E_DIR=" + tmp + "/e2e ";
       }
       std::string full =

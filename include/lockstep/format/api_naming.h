@@ -19,8 +19,8 @@
 // new_empty, new_empty_strided, resize_), whose statistics mean nothing.
 //
 // ATen cannot tell `x.cos()` from `torch.cos(x)` (msprobe writes Tensor.cos
-// and Torch.cos): lockstep always writes Torch.<op> for those; the compare
-// layer's fuzzy matching treats the two prefixes alike.
+// and Torch.cos): lockstep always writes Torch.<op> for those, so against
+// an msprobe dump such rows stay unmatched (docs/probe.md).
 // Thread safety: pure functions; ApiCallCounter is not synchronized.
 #ifndef LOCKSTEP_FORMAT_API_NAMING_H_
 #define LOCKSTEP_FORMAT_API_NAMING_H_
