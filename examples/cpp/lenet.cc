@@ -18,11 +18,13 @@
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "examples/cpp/lenet_faults.h"
 #include "examples/cpp/lenet_model.h"
 #include "lockstep/numerics/philox.h"
+#include "lockstep/torch/grad_scaler.h"
 #include "lockstep/torch/probe.h"
 
 namespace {
@@ -40,6 +42,7 @@ struct Args {
   std::string level = "L1";
   std::string fault = "none";
   std::string log;
+  std::string loss_scale;
   double lr = 0.01;
   int threads = 2;
   bool deterministic = false;
@@ -102,6 +105,12 @@ int Train(const Args& a, lockstep::Probe* probe) {
   lockstep_examples::ParseFault(a.fault, &fault);
   torch::optim::SGD opt(model->parameters(),
                         torch::optim::SGDOptions(a.lr).momentum(0.9));
+  std::optional<lockstep::GradScaler> scaler;
+  if (!a.loss_scale.empty()) {
+    auto made = lockstep::GradScaler::FromSpec(a.loss_scale);
+    if (!made.ok()) return Fail("--loss-scale: " + made.status().message());
+    scaler.emplace(std::move(*made));
+  }
   std::unique_ptr<std::ofstream> log;
   if (!a.log.empty()) {
     log = std::make_unique<std::ofstream>(a.log);
@@ -126,8 +135,17 @@ int Train(const Args& a, lockstep::Probe* probe) {
       logits = model->forward(x);
     }
     at::Tensor loss = at::cross_entropy_loss(logits.to(at::kFloat), y);
-    loss.backward();
-    opt.step();
+    if (scaler) {
+      scaler->Scale(loss).backward();
+      auto stepped = scaler->Step(opt);
+      lockstep::Status st = stepped.ok() ? scaler->Update() : stepped.status();
+      if (!st.ok()) return Fail(st.message());
+      std::printf("step %lld loss scale %g %s\n", static_cast<long long>(step),
+                  scaler->scale(), *stepped ? "applied" : "skipped (overflow)");
+    } else {
+      loss.backward();
+      opt.step();
+    }
     double l = loss.item<double>();
     std::printf("step %lld loss %.9g\n", static_cast<long long>(step), l);
     if (log) *log << step << "," << l << "\n";
@@ -175,6 +193,10 @@ int main(int argc, char** argv) {
                  "4 ulp off)")
       ->check(CLI::IsMember({"none", "conv2-bf16", "fc2-ulp"}));
   app.add_option("--log", a.log, "write step,loss CSV here");
+  app.add_option("--loss-scale", a.loss_scale,
+                 "loss scaling: fixed:S (e.g. fixed:1024), dynamic, or "
+                 "dynamic:PRESET (pytorch, mindspore, deepspeed, megatron); "
+                 "logs the scale and skipped steps");
   app.add_option("--lr", a.lr, "SGD learning rate (momentum 0.9)");
   app.add_option("--threads", a.threads, "LibTorch intra-op threads")
       ->check(CLI::Range(1, 256));
