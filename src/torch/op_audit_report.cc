@@ -35,13 +35,14 @@ std::string Row(const OpAudit& a) {
   std::string s = Pad(a.op, 10) + Pad(audit::DTypeShortName(a.dtype), 8);
   if (!a.skipped.empty()) return s + "skipped: " + a.skipped + "\n";
   char cr[16];
-  std::snprintf(cr, sizeof cr, "%.2f%%",
+  std::snprintf(cr, sizeof cr, "%.3f%%",
                 100.0 * static_cast<double>(a.correctly_rounded) /
                     static_cast<double>(std::max<size_t>(a.count, 1)));
   bool msprobe =
       (a.ulp_verdict.pass || !a.ulp_applicable) && a.bench_verdict.pass;
-  s += Pad(std::to_string(a.count), 7) + Pad(Num(a.max_ulp), 11) +
-       Pad(Num(a.mean_ulp), 11) + Pad(cr, 8) +
+  char ulps[48];  // 4 significant digits keep the columns aligned
+  std::snprintf(ulps, sizeof ulps, "%-9.4g %-9.4g ", a.max_ulp, a.mean_ulp);
+  s += Pad(std::to_string(a.count), 7) + ulps + Pad(cr, 8) +
        Pad(std::to_string(a.nonfinite_mismatches), 6) +
        Pad(std::to_string(a.out_of_range), 6) +
        Pad(msprobe ? "pass" : "FAIL", 7) +
@@ -161,7 +162,7 @@ std::string JsonOp(const OpAudit& a) {
 
 std::string FormatAuditTable(const std::vector<OpAudit>& audits) {
   std::string s = Pad("op", 10) + Pad("dtype", 8) + Pad("count", 7) +
-                  Pad("max_ulp", 11) + Pad("mean_ulp", 11) + Pad("CR", 8) +
+                  Pad("max_ulp", 9) + Pad("mean_ulp", 9) + Pad("CR", 8) +
                   Pad("nonfin", 6) + Pad("range", 6) + Pad("msprobe", 7) +
                   Pad("checks", 6) + "verdict\n";
   std::string failures;
