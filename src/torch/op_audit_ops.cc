@@ -68,8 +68,9 @@ void Reciprocal(mpfr_ptr y, mpfr_srcptr x) { mpfr_ui_div(y, 1, x, MPFR_RNDN); }
 
 using K = PointCheck::Kind;
 
-std::vector<OpSpec> BuildSpecs() {
-  std::vector<OpSpec> s;
+// cos, sin, tan.
+void AddTrig(std::vector<OpSpec>* v) {
+  std::vector<OpSpec>& s = *v;
   s.push_back({"cos",
                LOCKSTEP_MPFR1(mpfr_cos),
                -1,
@@ -100,6 +101,11 @@ std::vector<OpSpec> BuildSpecs() {
                {},
                {{"tan(0) == 0", 0, K::kEquals, 0},
                 {"tan(fl(pi/2)) has the true sign", kPi2, K::kSignOfRef}}});
+}
+
+// exp, exp2, expm1, log, log2, log10, log1p.
+void AddExpLog(std::vector<OpSpec>* v) {
+  std::vector<OpSpec>& s = *v;
   s.push_back({"exp",
                LOCKSTEP_MPFR1(mpfr_exp),
                0,
@@ -167,6 +173,11 @@ std::vector<OpSpec> BuildSpecs() {
                {{"log1p(0) == 0", 0, K::kEquals, 0},
                 {"log1p(-0) == -0", -0.0, K::kEquals, -0.0},
                 {"log1p(-1) == -inf", -1, K::kEquals, -kInf}}});
+}
+
+// sqrt, rsqrt.
+void AddRoots(std::vector<OpSpec>* v) {
+  std::vector<OpSpec>& s = *v;
   s.push_back({"sqrt",
                LOCKSTEP_MPFR1(mpfr_sqrt),
                0,
@@ -186,6 +197,11 @@ std::vector<OpSpec> BuildSpecs() {
                {},
                {{"rsqrt(4) == 0.5", 4, K::kEquals, 0.5},
                 {"rsqrt(0) == inf", 0, K::kEquals, kInf}}});
+}
+
+// tanh, sigmoid, erf, erfc, gelu, silu.
+void AddActivations(std::vector<OpSpec>* v) {
+  std::vector<OpSpec>& s = *v;
   s.push_back({"tanh",
                LOCKSTEP_MPFR1(mpfr_tanh),
                -1,
@@ -247,6 +263,11 @@ std::vector<OpSpec> BuildSpecs() {
                {-1.2784645},
                {{"silu(0) == 0", 0, K::kEquals, 0},
                 {"silu(-inf) is not NaN", -kInf, K::kNoNaN}}});
+}
+
+// atan, asin, acos, sinh, cosh, reciprocal, softmax.
+void AddOthers(std::vector<OpSpec>* v) {
+  std::vector<OpSpec>& s = *v;
   s.push_back({"atan",
                LOCKSTEP_MPFR1(mpfr_atan),
                -kPi2,
@@ -300,6 +321,15 @@ std::vector<OpSpec> BuildSpecs() {
                {{"reciprocal(4) == 0.25", 4, K::kEquals, 0.25},
                 {"reciprocal(-0) == -inf", -0.0, K::kEquals, -kInf}}});
   s.push_back({"softmax", nullptr, 0, 1, -20, 20, {}, {}});
+}
+
+std::vector<OpSpec> BuildSpecs() {
+  std::vector<OpSpec> s;
+  AddTrig(&s);
+  AddExpLog(&s);
+  AddRoots(&s);
+  AddActivations(&s);
+  AddOthers(&s);
   return s;
 }
 
