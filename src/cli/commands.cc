@@ -7,12 +7,18 @@ int RunOverflow(int argc, char** argv);
 int RunInspect(int argc, char** argv);
 int RunCurve(int argc, char** argv);
 int RunRng(int argc, char** argv);
+#ifdef LOCKSTEP_HAVE_TORCH
+int RunEnv(int argc, char** argv);
+#endif
 
 const std::vector<Command>& Commands() {
   static const std::vector<Command> kCommands = {
       {"compare", RunCompare}, {"overflow", RunOverflow},
       {"inspect", RunInspect}, {"curve", RunCurve},
       {"rng", RunRng},
+#ifdef LOCKSTEP_HAVE_TORCH
+      {"env", RunEnv},
+#endif
   };
   return kCommands;
 }

@@ -1,6 +1,7 @@
 #include "lockstep/compare/run_env.h"
 
 #include <filesystem>
+#include <map>
 
 #include "lockstep/compare/env_diff.h"
 #include "lockstep/core/file.h"
@@ -13,6 +14,7 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr int kMaxLevelsUp = 2;  // rank dir -> step dir -> dump root
+constexpr size_t kMaxPerSection = 2;
 
 std::string EnvIn(const fs::path& dir) {
   fs::path p = dir / kEnvFileName;
@@ -71,9 +73,17 @@ std::vector<std::string> RunEnvWarnings(const std::string& target,
   out.push_back("environment differs: " + std::to_string(diff.relevant()) +
                 " difference(s) that may change numbers (target " + ta +
                 " vs baseline " + ba + "; 'lockstep env diff' lists all)");
-  for (size_t i = 0; i < diff.differences.size() && i < max_listed; ++i) {
-    if (diff.differences[i].impact == EnvImpact::kNone) break;
-    out.push_back("  " + DescribeEnvDifference(diff.differences[i]));
+  // The top ones, at most kMaxPerSection of a section, so that one section
+  // (e.g. all the seeds) does not hide the next.
+  std::map<std::string, size_t> per_section;
+  size_t listed = 0;
+  for (const EnvDifference& d : diff.differences) {
+    if (listed == max_listed || d.impact == EnvImpact::kNone) break;
+    if (++per_section[d.key.substr(0, d.key.find('.'))] > kMaxPerSection) {
+      continue;
+    }
+    out.push_back("  " + DescribeEnvDifference(d));
+    ++listed;
   }
   return out;
 }

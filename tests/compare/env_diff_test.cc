@@ -197,6 +197,14 @@ TEST_F(RunEnvTest, WarnsWithTopDifferencesOnlyWhenRelevant) {
   EXPECT_EQ(w[1], "  [likely] seed.torch: 7 vs 8");
   EXPECT_EQ(w[2], "  [possible] threads.intra_op: 2 vs 1");
   EXPECT_EQ(RunEnvWarnings(root_ + "/a", root_ + "/b", 1).size(), 2u);
+  b.Set("seed", "philox", "8");
+  b.Set("seed", "other", "8");
+  b.Set("determinism", "cudnn_benchmark", "true");
+  WriteEnv(root_ + "/b", b);
+  w = RunEnvWarnings(root_ + "/a", root_ + "/b");
+  ASSERT_EQ(w.size(), 5u);  // header + 2 seeds + determinism + threads
+  EXPECT_NE(w[0].find("5 difference(s)"), std::string::npos) << w[0];
+  EXPECT_EQ(w[3], "  [likely] determinism.cudnn_benchmark: (absent) vs true");
 }
 
 TEST_F(RunEnvTest, CorruptEnvJsonGivesOneWarningNotAnError) {

@@ -21,8 +21,9 @@ std::string FindEnvFingerprint(const std::string& path);
 
 // Warnings for `lockstep compare TARGET BASELINE`: when both dumps have an
 // env.json and they differ in a field whose impact is above none
-// (compare/env_diff.h), a header line and the `max_listed` top-ranked
-// differences as "[likely] seed.torch: 7 vs 8" (target's value first); when
+// (compare/env_diff.h), a header line and up to `max_listed` top-ranked
+// differences as "  [likely] seed.torch: 7 vs 8" (target's value first; at
+// most 2 of one section, so that the seeds do not hide the flags); when
 // an env.json cannot be read, one line saying why. Empty when both are
 // equal where it matters, or when either dump has no env.json.
 std::vector<std::string> RunEnvWarnings(const std::string& target,
