@@ -104,8 +104,8 @@ void AddEnvVars(EnvFingerprint* fp) {
   }
 }
 
-void AddBuild(EnvFingerprint* fp) {
-  std::string config = at::show_config();
+// LibTorch's version and build, devices, BLAS.
+void AddBuild(const std::string& config, EnvFingerprint* fp) {
   Value version = ConfigSetting(config, "TORCH_VERSION");
   fp->Set("libtorch", "version", version ? version : Value(TORCH_VERSION));
   fp->Set("libtorch", "cuda_build", ConfigSetting(config, "USE_CUDA"));
@@ -118,6 +118,10 @@ void AddBuild(EnvFingerprint* fp) {
   fp->Set("blas", "lapack", ConfigSetting(config, "LAPACK_INFO"));
   fp->Set("blas", "loaded", host::LoadedBlasLibraries());
   fp->Set("blas", "openblas_config", host::OpenBlasConfig());
+}
+
+// CPU, threads, compilers, OS and host.
+void AddMachine(const std::string& config, EnvFingerprint* fp) {
   fp->Set("cpu", "aten_capability",
           ConfigLine(config, "CPU capability usage: "));
   fp->Set("cpu", "features", host::CpuFeatures());
@@ -141,7 +145,9 @@ EnvFingerprint Capture(const EnvCaptureOptions& o) {
   AddFlags(&fp);
   for (const auto& [name, value] : o.run) fp.Set("run", name, value);
   AddEnvVars(&fp);
-  AddBuild(&fp);
+  std::string config = at::show_config();
+  AddBuild(config, &fp);
+  AddMachine(config, &fp);
   if (o.model != nullptr) {
     for (const auto& item : o.model->named_parameters(/*recurse=*/true)) {
       fp.parameters.push_back(TensorChecksum(item.key(), item.value()));

@@ -59,7 +59,7 @@ struct EnvCaptureOptions {
   // Named data tensors to checksum (e.g. the first batch), in this order.
   std::vector<std::pair<std::string, at::Tensor>> data;
   // The caller's settings that change numbers (dtype, amp, ...), recorded as
-  // section "run", e.g. {"dtype", "bf16"}.
+  // section "run", e.g. {"dtype", "bf16"}. REQUIRES: names non-empty.
   std::vector<std::pair<std::string, std::string>> run;
 };
 
