@@ -6,6 +6,7 @@
 #include "cli/commands.h"
 #include "cli/common_options.h"
 #include "lockstep/compare/compare_dumps.h"
+#include "lockstep/compare/run_env.h"
 #include "lockstep/core/file.h"
 #include "lockstep/core/log.h"
 #include "lockstep/core/parallel.h"
@@ -186,6 +187,7 @@ int Run(int argc, char** argv) {
   if (!curves.ok()) return ReportError(curves.status());
   StatusOr<CompareResult> r = CompareDumpPaths(a.target, a.baseline, *opts);
   if (!r.ok()) return ReportError(r.status());
+  for (auto& w : RunEnvWarnings(a.target, a.baseline)) r->warnings.push_back(w);
   for (const auto& w : r->warnings) LogWarning(w);
   PrintGaps(*r);
   PrintFirstDivergence(*r);

@@ -24,9 +24,17 @@ void PrintUsage() {
       "  rng       print a reproducible Philox random stream (uint32, "
       "uniform,\n"
       "            normal, bernoulli), bit-identical on every machine\n"
+      "  schedule  print a learning-rate schedule (cosine decay, warm restarts,\n"
+      "            one-cycle, warmup variants, ...) as step,lr; plot it\n"
+#ifdef LOCKSTEP_HAVE_TORCH
       "  audit     measure LibTorch operators (cos, exp, softmax, ...) against\n"
       "            correctly rounded MPFR references: ulp errors, msprobe's\n"
-      "            accuracy standards, 1 + cos(fl(pi)) >= 0 (LibTorch builds)\n\n"
+      "            accuracy standards, 1 + cos(fl(pi)) >= 0\n"
+      "  env       capture this machine's environment fingerprint (LibTorch,\n"
+      "            BLAS, CPU, threads, numerics variables, seeds); diff two\n"
+      "            of them, most likely to change numbers first\n"
+#endif
+      "\n"
       "Run 'lockstep <command> --help' for the options of a command.\n"
       "Exit codes: 0 pass, 1 divergence or failed check, 2 usage error,\n"
       "3 I/O or format error.\n");
