@@ -7,12 +7,13 @@ int RunOverflow(int argc, char** argv);
 int RunInspect(int argc, char** argv);
 int RunCurve(int argc, char** argv);
 int RunRng(int argc, char** argv);
+int RunSchedule(int argc, char** argv);
 
 const std::vector<Command>& Commands() {
   static const std::vector<Command> kCommands = {
       {"compare", RunCompare}, {"overflow", RunOverflow},
       {"inspect", RunInspect}, {"curve", RunCurve},
-      {"rng", RunRng},
+      {"rng", RunRng},         {"schedule", RunSchedule},
   };
   return kCommands;
 }

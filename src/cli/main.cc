@@ -23,7 +23,10 @@ void PrintUsage() {
       "            JSONL, TensorBoard logs) step by step; plot them\n"
       "  rng       print a reproducible Philox random stream (uint32, "
       "uniform,\n"
-      "            normal, bernoulli), bit-identical on every machine\n\n"
+      "            normal, bernoulli), bit-identical on every machine\n"
+      "  schedule  print a learning-rate schedule (cosine, warmup, restarts,\n"
+      "            one-cycle, WSD, ...) as step,lr; values never leave\n"
+      "            [min_lr, max_lr]\n\n"
       "Run 'lockstep <command> --help' for the options of a command.\n"
       "Exit codes: 0 pass, 1 divergence or failed check, 2 usage error,\n"
       "3 I/O or format error.\n");

@@ -51,9 +51,10 @@ double RampDown(RampShape shape, double k, double n) {
     case RampShape::kLinear:
       return q;
     case RampShape::kCosine:
-      // 0.5 * (1 + cos(pi p)) = cos^2(pi p / 2) = sin^2(pi q / 2); the
-      // second form keeps its relative accuracy as q -> 0.
-      return p <= 0.5 ? Square(CosPi(0.5 * p)) : Square(SinPi(0.5 * q));
+      // 0.5 * (1 + cos(pi p)) as written while cos(pi p) >= 0 (exactly
+      // 1 at p = 0 and 1/2 at p = 1/2); beyond, sin^2(pi q / 2), which
+      // keeps its relative accuracy as q -> 0 where 1 + cos cancels.
+      return p <= 0.5 ? 0.5 * (1.0 + CosPi(p)) : Square(SinPi(0.5 * q));
     case RampShape::kOneMinusSqrt:
       // 1 - sqrt(p) = q / (1 + sqrt(p)), without cancellation.
       return q / (1.0 + std::sqrt(p));

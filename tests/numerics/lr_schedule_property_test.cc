@@ -82,8 +82,12 @@ std::vector<std::pair<int64_t, double>> ExactPoints(const LrSchedule& s) {
   const ScheduleConfig& c = s.config();
   double lo = s.floor(), hi = s.peak();
   switch (c.kind) {
-    case K::kCosineDecay:
-      return {{0, hi}, {c.decay_steps, lo}, {c.decay_steps + 12345, lo}};
+    case K::kCosineDecay:  // and the midpoint, 0.5 * (1 + cos(pi / 2))
+      return {{0, hi},
+              {c.decay_steps, lo},
+              {c.decay_steps + 12345, lo},
+              {c.decay_steps / 2, c.decay_steps % 2 ? s.At(c.decay_steps / 2)
+                                                    : std::lerp(lo, hi, 0.5)}};
     case K::kCosineRestarts: {
       RestartPosition r =
           FindRestart(int64_t{1} << 40, c.period, c.period_mult);

@@ -10,10 +10,10 @@
 // [c.math.lerp]), so lr lies in [min_lr, max_lr] for every step, equals
 // min_lr / max_lr exactly where a phase ends or starts, and is monotone
 // wherever w is. Cosine phases use cospi.h: 0.5 * (1 + cos(pi p)) is
-// evaluated as CosPi(p/2)^2 for p <= 1/2 and SinPi((1-p)/2)^2 beyond, so it
-// is exactly 1 at p = 0, exactly 0 at p = 1, and accurate to a few ulp
-// relative to its own (small) value near the end, where 1 + cos loses all
-// digits. One-cycle interpolates between its own phase endpoints the same
+// evaluated as 0.5 * (1 + CosPi(p)) for p <= 1/2 and as SinPi((1-p)/2)^2
+// beyond, with 1 - p computed from integers, so it is exactly 1 at p = 0,
+// 1/2 at p = 1/2 and 0 at p = 1, and accurate to a few ulp relative to its
+// own (small) value near the end, where 1 + cos loses all digits. One-cycle interpolates between its own phase endpoints the same
 // way; piecewise returns one of its values.
 //
 // Past the last step (end_step()), the value at end_step() is held: decay
