@@ -26,6 +26,7 @@
 #include "lockstep/numerics/philox.h"
 #include "lockstep/torch/grad_scaler.h"
 #include "lockstep/torch/probe.h"
+#include "lockstep/torch/seed.h"
 
 namespace {
 
@@ -90,9 +91,7 @@ lockstep::StatusOr<lockstep::ProbeConfig> ProbeConfigFor(const Args& a) {
 
 int Train(const Args& a, lockstep::Probe* probe) {
   at::set_num_threads(a.threads);
-  if (a.deterministic)
-    at::globalContext().setDeterministicAlgorithms(true, false);
-  torch::manual_seed(a.seed);
+  lockstep::SeedAll(a.seed, a.deterministic);
   lockstep_examples::LeNet model;
   model->probe = probe;
   if (a.dtype == "bf16") {
@@ -211,7 +210,13 @@ int main(int argc, char** argv) {
   if (!a.dump.empty() || !a.config.empty()) {
     auto config = ProbeConfigFor(a);
     if (!config.ok()) return Fail(config.status().message());
-    auto p = lockstep::Probe::Create(*config);
+    lockstep::ProbeOptions options;
+    options.run_info = {
+        {"dtype", a.dtype},
+        {"fault", a.fault},
+        {"loss_scale", a.loss_scale.empty() ? "off" : a.loss_scale},
+        {"batch", std::to_string(a.batch)}};
+    auto p = lockstep::Probe::Create(*config, options);
     if (!p.ok()) return Fail(p.status().message());
     probe = std::move(*p);
   }

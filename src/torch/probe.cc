@@ -4,7 +4,9 @@
 
 #include <cstdlib>
 
+#include "lockstep/core/file.h"
 #include "lockstep/core/log.h"
+#include "lockstep/torch/env_capture.h"
 #include "torch/probe_impl.h"
 
 namespace lockstep {
@@ -62,9 +64,23 @@ Status ProbeImpl::Start() {
   overflow_count_ = 0;
   step_ = options_.first_step;
   ResetProbeDepth();
+  Status st = Status::Ok();
+  if (options_.write_env && rank_ == 0) {
+    EnvCaptureOptions env;
+    env.model = root_;
+    env.run = options_.run_info;
+    st = CreateDirs(config_.dump_path);
+    if (st.ok()) st = WriteEnvFingerprint(config_.dump_path, env);
+  }
   if (level_has_ops()) callback_ = AddProbeCallbacks();
-  Status st = BeginStep();
-  if (!st.ok()) error_ = st;
+  if (st.ok()) st = BeginStep();
+  if (!st.ok()) {  // roll back: nothing stays registered
+    if (callback_ != 0) at::removeCallback(callback_);
+    callback_ = 0;
+    writer_.reset();
+    active_ = false;
+    g_active_probe.store(nullptr, std::memory_order_release);
+  }
   return st;
 }
 

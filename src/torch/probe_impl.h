@@ -104,6 +104,7 @@ class ProbeImpl {
   std::map<int64_t, OpenModule> open_modules_;
   int64_t next_token_ = 0;
   std::unordered_map<const torch::nn::Module*, std::string> module_paths_;
+  const torch::nn::Module* root_ = nullptr;
   std::vector<ParamGrads> param_groups_;
   std::vector<std::pair<at::Tensor, unsigned>> param_hooks_;
   std::unordered_map<std::string, std::string> api_names_;  // cache

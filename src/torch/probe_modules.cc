@@ -31,6 +31,7 @@ void ProbeImpl::RegisterModel(const torch::nn::Module& root) {
   std::vector<std::pair<std::string, const torch::nn::Module*>> modules;
   WalkModules(root, "", &modules);
   std::lock_guard<std::mutex> lock(mu_);
+  root_ = &root;
   for (const auto& [path, m] : modules) module_paths_[m] = path;
   if (!level_has_modules()) return;
   for (const auto& [path, m] : modules) {

@@ -56,6 +56,12 @@ struct ProbeOptions {
   bool device_style_stats = false;
   // Bound of the tensor-file queue.
   size_t writer_queue_bytes = size_t{256} << 20;
+  // Start() writes the environment fingerprint (torch/env_capture.h) to
+  // {dump_path}/env.json (rank 0 only), with checksums of the registered
+  // model's parameters and these settings as its "run" section, so that
+  // `lockstep compare` can warn when two runs' environments differ.
+  bool write_env = true;
+  std::vector<std::pair<std::string, std::string>> run_info;
 };
 
 class ProbeImpl;
