@@ -10,6 +10,7 @@
 #include <torch/nn/modules/conv.h>
 #include <torch/nn/modules/linear.h>
 
+#include "lockstep/torch/overflow_status.h"
 #include "lockstep/torch/probe.h"
 
 namespace lockstep_examples {
@@ -28,12 +29,14 @@ struct LeNetImpl : torch::nn::Module {
         fc3(register_module("fc3", torch::nn::Linear(84, 10))) {}
 
   // fp16 on a CPU LibTorch 1.13 cannot compute most operators in half: the
-  // emulation rounds each activation through half instead. The rounding is
-  // hidden from the probe (it stands for the hardware's storage format).
+  // emulation rounds each activation through half instead, and its
+  // gradient in the backward pass (IEEE: overflow gives inf, which a loss
+  // scaler must catch). The rounding is hidden from the probe (it stands
+  // for the hardware's storage format).
   at::Tensor Store(const at::Tensor& x) const {
     if (act != ActDType::kFloat16Emulated) return x;
     at::DisableRecordFunctionGuard hidden;
-    return x.to(at::kHalf).to(at::kFloat);
+    return fp16.Apply(x);
   }
 
   at::Tensor Conv(torch::nn::Conv2d& c, const at::Tensor& x) {
@@ -62,6 +65,7 @@ struct LeNetImpl : torch::nn::Module {
   torch::nn::Conv2d conv1, conv2;
   torch::nn::Linear fc1, fc2, fc3;
   ActDType act = ActDType::kFloat32;
+  lockstep::Fp16Emulator fp16{lockstep::Fp16OverflowMode::kInfNan, nullptr};
   lockstep::Probe* probe = nullptr;  // for module entries (level L0/mix)
 };
 TORCH_MODULE(LeNet);
