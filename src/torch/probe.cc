@@ -44,7 +44,11 @@ ProbeImpl::ProbeImpl(ProbeConfig config, ProbeOptions options)
   rank_ = options_.rank >= 0 ? options_.rank : RankFromEnv();
 }
 
-ProbeImpl::~ProbeImpl() { (void)Stop(); }
+ProbeImpl::~ProbeImpl() {
+  (void)Stop();
+  std::lock_guard<std::mutex> lock(mu_);
+  RemoveParamHooks();
+}
 
 Status ProbeImpl::Start() {
   std::lock_guard<std::mutex> lock(mu_);
@@ -64,7 +68,12 @@ Status ProbeImpl::Start() {
   ResetProbeDepth();
   if (level_has_ops()) callback_ = AddProbeCallbacks();
   Status st = BeginStep();
-  if (!st.ok()) error_ = st;
+  if (!st.ok()) {  // e.g. the dump dir cannot be made: stay stopped
+    if (callback_ != 0) at::removeCallback(callback_);
+    callback_ = 0;
+    active_ = false;
+    g_active_probe.store(nullptr, std::memory_order_release);
+  }
   return st;
 }
 
@@ -147,7 +156,6 @@ Status ProbeImpl::Stop() {
     callback_ = 0;
   }
   Status st = EndStep();
-  RemoveParamHooks();
   active_ = false;
   g_active_probe.store(nullptr, std::memory_order_release);
   return st;
