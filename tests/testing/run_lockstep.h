@@ -16,12 +16,13 @@ struct CmdRun {
   std::string out;  // stdout and stderr
 };
 
-// `args` are appended to the binary's path and run by the shell.
+// Runs LOCKSTEP_BIN_DIR/`binary` with `args` (appended to its path and run
+// by the shell).
 // REQUIRES: LOCKSTEP_BIN_DIR is defined (it is, for every test).
-inline CmdRun RunLockstep(const std::string& args) {
+inline CmdRun RunBinary(const std::string& binary, const std::string& args) {
   CmdRun r;
   std::string cmd =
-      std::string(LOCKSTEP_BIN_DIR) + "/lockstep " + args + " 2>&1";
+      std::string(LOCKSTEP_BIN_DIR) + "/" + binary + " " + args + " 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
   if (p == nullptr) return r;
   std::array<char, 4096> buf;
@@ -31,6 +32,11 @@ inline CmdRun RunLockstep(const std::string& args) {
   int status = pclose(p);
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return r;
+}
+
+// Runs the `lockstep` binary.
+inline CmdRun RunLockstep(const std::string& args) {
+  return RunBinary("lockstep", args);
 }
 
 }  // namespace lockstep::testing
