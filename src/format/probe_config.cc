@@ -266,6 +266,11 @@ Status ValidateProbeConfig(const ProbeConfig& c) {
   return Status::Ok();
 }
 
+ProbeFilter::ProbeFilter(const ProbeConfig& c) : config_(c) {
+  std::sort(config_.steps.begin(), config_.steps.end());
+  std::sort(config_.ranks.begin(), config_.ranks.end());
+}
+
 bool ProbeFilter::StepWanted(int64_t step) const {
   return config_.steps.empty() ||
          std::binary_search(config_.steps.begin(), config_.steps.end(), step);

@@ -46,7 +46,11 @@ ProbeImpl::ProbeImpl(ProbeConfig config, ProbeOptions options)
   rank_ = options_.rank >= 0 ? options_.rank : RankFromEnv();
 }
 
-ProbeImpl::~ProbeImpl() { (void)Stop(); }
+ProbeImpl::~ProbeImpl() {
+  (void)Stop();
+  std::lock_guard<std::mutex> lock(mu_);
+  RemoveParamHooks();
+}
 
 Status ProbeImpl::Start() {
   std::lock_guard<std::mutex> lock(mu_);
@@ -163,7 +167,6 @@ Status ProbeImpl::Stop() {
     callback_ = 0;
   }
   Status st = EndStep();
-  RemoveParamHooks();
   active_ = false;
   g_active_probe.store(nullptr, std::memory_order_release);
   return st;

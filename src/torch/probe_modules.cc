@@ -34,6 +34,7 @@ void ProbeImpl::RegisterModel(const torch::nn::Module& root) {
   root_ = &root;
   for (const auto& [path, m] : modules) module_paths_[m] = path;
   if (!level_has_modules()) return;
+  RemoveParamHooks();  // registering again replaces the hooks
   for (const auto& [path, m] : modules) {
     ParamGrads group;
     group.module = MsprobeModuleName(path, m->name());
@@ -48,11 +49,13 @@ void ProbeImpl::RegisterModel(const torch::nn::Module& root) {
     size_t g = param_groups_.size();
     param_groups_.push_back(std::move(group));
     for (size_t i = 0; i < params.size(); ++i) {
-      uint64_t session = session_;
-      unsigned h = params[i].register_hook(
-          [this, g, i, session](const at::Tensor& grad) {
-            if (g_active_probe.load(std::memory_order_acquire) == this &&
-                session_ == session) {
+      // The hooks live until the probe dies or registers again (they are
+      // removed then), so they need no session check: they record while
+      // this probe is the active one, whether RegisterModel came before
+      // Start (session_ not yet set) or after.
+      unsigned h =
+          params[i].register_hook([this, g, i](const at::Tensor& grad) {
+            if (g_active_probe.load(std::memory_order_acquire) == this) {
               OnParamGrad(g, i, grad);
             }
           });
@@ -71,6 +74,7 @@ void ProbeImpl::OnParamGrad(size_t group, size_t index,
                             const at::Tensor& grad) {
   std::lock_guard<std::mutex> lock(mu_);
   if (writer_ == nullptr || terminated_ || !config_.backward) return;
+  if (group >= param_groups_.size()) return;  // registered again meanwhile
   at::DisableRecordFunctionGuard no_recursion;
   ParamGrads& g = param_groups_[group];
   if (!g.grads[index].is_none()) return;  // one per backward

@@ -66,7 +66,9 @@ StatusOr<std::vector<int64_t>> ParseIndexRange(std::string_view text);
 // Decides entry by entry what a probe dumps under a config's filters.
 class ProbeFilter {
  public:
-  explicit ProbeFilter(const ProbeConfig& c) : config_(c) {}
+  // Sorts c's steps and ranks: a config built in code may list them in
+  // any order.
+  explicit ProbeFilter(const ProbeConfig& c);
 
   bool StepWanted(int64_t step) const;
   bool RankWanted(int64_t rank) const;

@@ -1,0 +1,174 @@
+#include "lockstep/format/background_writer.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+
+#include "lockstep/core/file.h"
+#include "lockstep/format/npy.h"
+#include "testing/same_bytes.h"
+
+namespace lockstep {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::SameBytes;
+
+// A float32 tensor of `n` elements, element i = seed + i.
+Tensor Floats(int64_t n, float seed) {
+  std::string bytes(static_cast<size_t>(n) * 4, '\0');
+  for (int64_t i = 0; i < n; ++i) {
+    float v = seed + static_cast<float>(i);
+    std::memcpy(&bytes[static_cast<size_t>(i) * 4], &v, 4);
+  }
+  return Tensor::FromBytes(DType::kFloat32, {n}, std::move(bytes));
+}
+
+class BackgroundWriterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("lockstep_bgw_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    fs::permissions(dir_, fs::perms::owner_all, fs::perm_options::add);
+    fs::remove_all(dir_);
+  }
+  std::string Path(const std::string& name) const {
+    return (dir_ / name).string();
+  }
+  std::string Slurp(const std::string& path) const {
+    StatusOr<std::string> s = ReadFileToString(path);
+    EXPECT_TRUE(s.ok()) << s.status().ToString();
+    return s.ok() ? *s : "";
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(BackgroundWriterTest, FilesEqualNumpySaveBytes) {
+  std::vector<Tensor> tensors = {
+      Floats(5, 1.5f),
+      Tensor::FromBytes(DType::kInt64, {2, 2}, std::string(32, '\x07')),
+      Tensor::FromBytes(DType::kBool, {3}, std::string("\x01\x00\x01", 3)),
+      Tensor::FromBytes(DType::kBFloat16, {}, std::string("\x20\x40", 2)),
+      Tensor::FromBytes(DType::kFloat16, {0, 4}, ""),
+  };
+  BackgroundWriter w;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    w.Enqueue(Path("t" + std::to_string(i) + ".npy"), tensors[i]);
+  }
+  ASSERT_TRUE(w.Drain().ok());
+  EXPECT_EQ(w.files_written(), tensors.size());
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    EXPECT_TRUE(SameBytes(Slurp(Path("t" + std::to_string(i) + ".npy")),
+                          EncodeNpy(tensors[i])))
+        << "tensor " << i;
+  }
+}
+
+TEST_F(BackgroundWriterTest, WritesInEnqueueOrder) {
+  // Every job writes the same path: the file holds the last one enqueued
+  // only if the jobs ran in order.
+  BackgroundWriter w;
+  for (int i = 0; i < 200; ++i) w.Enqueue(Path("same.npy"), Floats(64, i));
+  ASSERT_TRUE(w.Drain().ok());
+  EXPECT_EQ(w.files_written(), 200u);
+  EXPECT_TRUE(SameBytes(Slurp(Path("same.npy")), EncodeNpy(Floats(64, 199))));
+}
+
+TEST_F(BackgroundWriterTest, BoundSmallerThanOneTensorStillProgresses) {
+  BackgroundWriter w(/*max_queued_bytes=*/16);
+  for (int i = 0; i < 20; ++i) {
+    w.Enqueue(Path("big" + std::to_string(i) + ".npy"), Floats(4096, i));
+  }
+  ASSERT_TRUE(w.Drain().ok());
+  EXPECT_EQ(w.files_written(), 20u);
+  EXPECT_TRUE(SameBytes(Slurp(Path("big19.npy")), EncodeNpy(Floats(4096, 19))));
+}
+
+TEST_F(BackgroundWriterTest, MissingDirIsReportedAtDrainWithTheCount) {
+  BackgroundWriter w;
+  std::string missing = Path("no/such/dir/x.npy");
+  w.Enqueue(missing, Floats(3, 0));
+  w.Enqueue(Path("ok.npy"), Floats(3, 0));
+  w.Enqueue(Path("no/such/dir/y.npy"), Floats(3, 0));
+  w.Enqueue(Path("no/such/dir/z.npy"), Floats(3, 0));
+  Status st = w.Drain();
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find(missing), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("3 tensor files not written"), std::string::npos)
+      << st.message();
+  EXPECT_EQ(w.files_written(), 1u);
+  EXPECT_TRUE(fs::exists(Path("ok.npy")));
+  // The errors were reported once; the next batch starts clean.
+  EXPECT_TRUE(w.Drain().ok());
+  w.Enqueue(Path("ok2.npy"), Floats(3, 0));
+  EXPECT_TRUE(w.Drain().ok());
+  EXPECT_EQ(w.files_written(), 2u);
+}
+
+TEST_F(BackgroundWriterTest, OneFailureIsReportedWithoutACount) {
+  BackgroundWriter w;
+  w.Enqueue(Path("gone/x.npy"), Floats(3, 0));
+  Status st = w.Drain();
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.message().find("tensor files not written"), std::string::npos)
+      << st.message();
+  EXPECT_NE(st.message().find("gone/x.npy"), std::string::npos);
+}
+
+TEST_F(BackgroundWriterTest, UnwritableDirIsReportedAtDrain) {
+  if (::geteuid() == 0) GTEST_SKIP() << "root writes into read-only dirs";
+  fs::path ro = dir_ / "ro";
+  fs::create_directories(ro);
+  fs::permissions(ro, fs::perms::owner_read | fs::perms::owner_exec);
+  BackgroundWriter w;
+  w.Enqueue((ro / "x.npy").string(), Floats(3, 0));
+  Status st = w.Drain();
+  fs::permissions(ro, fs::perms::owner_all);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("x.npy"), std::string::npos) << st.message();
+  EXPECT_EQ(w.files_written(), 0u);
+}
+
+TEST_F(BackgroundWriterTest, DestructorWritesWhatIsQueued) {
+  {
+    BackgroundWriter w(/*max_queued_bytes=*/1 << 20);
+    for (int i = 0; i < 50; ++i) {
+      w.Enqueue(Path("q" + std::to_string(i) + ".npy"), Floats(1000, i));
+    }
+  }
+  for (int i = 0; i < 50; ++i) {
+    std::string p = Path("q" + std::to_string(i) + ".npy");
+    ASSERT_TRUE(fs::exists(p)) << p;
+    EXPECT_TRUE(SameBytes(Slurp(p), EncodeNpy(Floats(1000, i)))) << p;
+  }
+}
+
+TEST_F(BackgroundWriterTest, ConcurrentProducersAllLand) {
+  BackgroundWriter w(/*max_queued_bytes=*/4096);
+  std::vector<std::thread> producers;
+  for (int t = 0; t < 3; ++t) {
+    producers.emplace_back([&, t] {
+      for (int i = 0; i < 30; ++i) {
+        w.Enqueue(
+            Path("p" + std::to_string(t) + "_" + std::to_string(i) + ".npy"),
+            Floats(256, t * 100 + i));
+      }
+    });
+  }
+  for (std::thread& p : producers) p.join();
+  ASSERT_TRUE(w.Drain().ok());
+  EXPECT_EQ(w.files_written(), 90u);
+  EXPECT_TRUE(SameBytes(Slurp(Path("p2_29.npy")), EncodeNpy(Floats(256, 229))));
+}
+
+}  // namespace
+}  // namespace lockstep

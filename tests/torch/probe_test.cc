@@ -1,0 +1,366 @@
+// The probe at level L1: entry names and order, statistics against a double
+// reference, the value rules of tensor_summary.h, md5, tensor files, the
+// device-style statistics path and the overflow task.
+#include "lockstep/torch/probe.h"
+
+#include <gtest/gtest.h>
+
+#include <cfloat>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <set>
+
+#include "lockstep/format/npy.h"
+#include "lockstep/format/zip.h"
+#include "lockstep/torch/tensor_bridge.h"
+#include "torch/probe_testing.h"
+
+namespace lockstep {
+namespace {
+
+using testing::Entry;
+using testing::ExpectStatsOf;
+using testing::Item;
+using testing::Names;
+using testing::ProbeTest;
+using testing::RunTiny;
+using testing::Stat;
+using testing::Tiny;
+using testing::TinyBackwardNames;
+using testing::TinyForwardNames;
+using testing::TinyRun;
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+std::vector<std::string> Concat(std::vector<std::string> a,
+                                const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+TEST_F(ProbeTest,
+       EntriesAreOutermostOpsForwardThenBackwardNumberedLikeForward) {
+  DumpFile d = DumpTiny(Config());
+  EXPECT_EQ(Names(d), Concat(TinyForwardNames(), TinyBackwardNames()));
+  EXPECT_EQ(d.task, "statistics");
+  EXPECT_EQ(d.level, "L1");
+  // linear's parts (t, addmm, matmul) are not entries of their own.
+  for (const std::string& n : Names(d)) {
+    EXPECT_EQ(n.find("addmm"), std::string::npos) << n;
+    EXPECT_EQ(n.find("Tensor.t."), std::string::npos) << n;
+  }
+}
+
+TEST_F(ProbeTest, CallsOfOneApiAreNumberedInOrder) {
+  auto p = MakeProbe(Config());
+  at::Tensor a = at::ones({3});
+  ASSERT_TRUE(p->Start().ok());
+  at::Tensor b = at::cos(at::cos(at::cos(a)));
+  EXPECT_EQ(p->entries_in_step(), 3);
+  ASSERT_TRUE(p->Stop().ok());
+  EXPECT_EQ(Names(ReadDump()), (std::vector<std::string>{
+                                   "Torch.cos.0.forward", "Torch.cos.1.forward",
+                                   "Torch.cos.2.forward"}));
+}
+
+TEST_F(ProbeTest, StatisticsEqualADoubleReference) {
+  Tiny m;
+  TinyRun t;
+  DumpFile d = DumpTiny(Config(), {}, &t);
+  const PyValue& linear = Entry(d, "Functional.linear.0.forward");
+  ExpectStatsOf(Item(linear, "input_args", 0), m.x, "linear input x");
+  ExpectStatsOf(Item(linear, "input_args", 1), m.w, "linear input w");
+  ExpectStatsOf(Item(linear, "input_args", 2), m.b, "linear input b");
+  ExpectStatsOf(Item(linear, "output", 0), t.y, "linear output");
+  const PyValue& relu = Entry(d, "Functional.relu.0.forward");
+  ExpectStatsOf(Item(relu, "input_args", 0), t.y, "relu input");
+  ExpectStatsOf(Item(relu, "output", 0), t.r, "relu output");
+  ExpectStatsOf(Item(Entry(d, "Torch.cos.0.forward"), "output", 0), t.c,
+                "cos output");
+  ExpectStatsOf(Item(Entry(d, "Torch.sum.0.forward"), "output", 0), t.s,
+                "sum output (0-d)");
+  EXPECT_TRUE(Item(linear, "input_args", 1).Find("requires_grad")->as_bool());
+  EXPECT_FALSE(Item(linear, "input_args", 0).Find("requires_grad")->as_bool());
+  // Backward: in = dL/dc (ones), out = dL/dr = -sin(r).
+  const PyValue& cos_b = Entry(d, "Torch.cos.0.backward");
+  ExpectStatsOf(Item(cos_b, "input", 0), at::ones_like(t.c), "cos grad in");
+  ExpectStatsOf(Item(cos_b, "output", 0), -at::sin(t.r.detach()),
+                "cos grad out");
+}
+
+// Inputs that exercise the summary rules, made before a probe starts.
+struct OddValues {
+  float nan = std::numeric_limits<float>::quiet_NaN();
+  float inf = std::numeric_limits<float>::infinity();
+  at::Tensor ints = at::tensor({-3, 5, 7}, at::kLong);
+  at::Tensor bools = at::tensor({1, 0, 1}, at::kInt).to(at::kBool);
+  at::Tensor all_true = at::ones({2}, at::kBool);
+  at::Tensor empty = at::zeros({0, 3});
+  at::Tensor zero_d = at::scalar_tensor(-2.0, at::kFloat);
+  at::Tensor with_nan = at::tensor({1.f, nan, inf});
+  at::Tensor pos_inf = at::tensor({1.f, inf, -2.f});
+  at::Tensor both_inf = at::tensor({inf, -inf, 1.f});
+  at::Tensor f64 = at::linspace(-1, 1, 7, at::kDouble);
+};
+
+void RunOdd(const OddValues& v) {
+  at::add(v.ints, v.ints);
+  at::logical_not(v.bools);
+  at::logical_not(v.all_true);
+  at::cos(v.empty);
+  at::cos(v.zero_d);
+  at::cos(v.with_nan);
+  at::neg(v.pos_inf);
+  at::abs(v.both_inf);
+  at::cos(v.f64);
+}
+
+TEST_F(ProbeTest, ValuesFollowTheSummaryRules) {
+  auto p = MakeProbe(Config());
+  OddValues v;
+  ASSERT_TRUE(p->Start().ok());
+  RunOdd(v);
+  ASSERT_TRUE(p->Stop().ok());
+  DumpFile d = ReadDump();
+
+  const PyValue& add = Entry(d, "Torch.add.0.forward");
+  const PyValue& i0 = Item(add, "input_args", 0);
+  EXPECT_EQ(i0.Find("dtype")->as_str(), "torch.int64");
+  EXPECT_EQ(i0.Find("Max")->kind(), PyValue::Kind::kInt);
+  EXPECT_EQ(i0.Find("Max")->as_int(), 7);
+  EXPECT_EQ(i0.Find("Min")->as_int(), -3);
+  EXPECT_TRUE(i0.Find("Mean")->is_none());
+  EXPECT_TRUE(i0.Find("Norm")->is_none());
+  // A scalar argument: alpha=1.
+  const PyValue& alpha = Item(add, "input_args", 2);
+  EXPECT_EQ(alpha.Find("type")->as_str(), "int");
+  EXPECT_EQ(alpha.Find("value")->as_int(), 1);
+
+  const PyValue& b0 =
+      Item(Entry(d, "Torch.logical_not.0.forward"), "input_args", 0);
+  EXPECT_EQ(b0.Find("dtype")->as_str(), "torch.bool");
+  EXPECT_TRUE(b0.Find("Max")->as_bool());   // any
+  EXPECT_FALSE(b0.Find("Min")->as_bool());  // all
+  EXPECT_TRUE(b0.Find("Mean")->is_none());
+  const PyValue& b1 =
+      Item(Entry(d, "Torch.logical_not.1.forward"), "input_args", 0);
+  EXPECT_TRUE(b1.Find("Min")->as_bool());
+  EXPECT_EQ(b1.Find("Min")->kind(), PyValue::Kind::kBool);
+
+  const PyValue& empty = Item(Entry(d, "Torch.cos.0.forward"), "input_args", 0);
+  EXPECT_EQ(empty.Find("shape")->PyRepr(), "[0, 3]");
+  for (const char* k : {"Max", "Min", "Mean", "Norm"}) {
+    EXPECT_TRUE(empty.Find(k)->is_none()) << k;
+  }
+
+  const PyValue& zero_d =
+      Item(Entry(d, "Torch.cos.1.forward"), "input_args", 0);
+  EXPECT_EQ(zero_d.Find("shape")->PyRepr(), "[]");
+  EXPECT_EQ(Stat(zero_d, "Max"), -2.0);
+  EXPECT_EQ(Stat(zero_d, "Min"), -2.0);
+  EXPECT_EQ(Stat(zero_d, "Mean"), -2.0);
+  EXPECT_EQ(Stat(zero_d, "Norm"), 2.0);
+
+  const PyValue& with_nan =
+      Item(Entry(d, "Torch.cos.2.forward"), "input_args", 0);
+  for (const char* k : {"Max", "Min", "Mean", "Norm"}) {
+    EXPECT_TRUE(std::isnan(Stat(with_nan, k))) << k;
+  }
+  const PyValue& neg = Entry(d, "Torch.neg.0.forward");
+  const PyValue& pos_inf = Item(neg, "input_args", 0);
+  EXPECT_EQ(Stat(pos_inf, "Max"), kInf);
+  EXPECT_EQ(Stat(pos_inf, "Min"), -2.0);
+  EXPECT_EQ(Stat(pos_inf, "Mean"), kInf);
+  EXPECT_EQ(Stat(pos_inf, "Norm"), kInf);
+  const PyValue& neg_inf = Item(neg, "output", 0);
+  EXPECT_EQ(Stat(neg_inf, "Max"), 2.0);
+  EXPECT_EQ(Stat(neg_inf, "Min"), -kInf);
+  EXPECT_EQ(Stat(neg_inf, "Mean"), -kInf);
+  const PyValue& both = Item(Entry(d, "Torch.abs.0.forward"), "input_args", 0);
+  EXPECT_EQ(Stat(both, "Max"), kInf);
+  EXPECT_EQ(Stat(both, "Min"), -kInf);
+  EXPECT_TRUE(std::isnan(Stat(both, "Mean")));
+  EXPECT_EQ(Stat(both, "Norm"), kInf);
+}
+
+std::string Crc32Hex(const at::Tensor& t) {
+  at::Tensor c = t.detach().contiguous();
+  char hex[9];
+  std::snprintf(hex, sizeof hex, "%08x",
+                Crc32(std::string_view(static_cast<const char*>(c.data_ptr()),
+                                       c.nbytes())));
+  return hex;
+}
+
+TEST_F(ProbeTest, Md5IsTheCrc32OfTheTensorBytes) {
+  Tiny m;
+  TinyRun t;
+  DumpFile d = DumpTiny(Config(ProbeTask::kMd5), {}, &t);
+  EXPECT_EQ(d.task, "statistics");  // as msprobe's summary_mode md5
+  const PyValue& linear = Entry(d, "Functional.linear.0.forward");
+  EXPECT_EQ(Item(linear, "input_args", 1).Find("md5")->as_str(), Crc32Hex(m.w));
+  EXPECT_EQ(Item(linear, "output", 0).Find("md5")->as_str(), Crc32Hex(t.y));
+  EXPECT_EQ(
+      Item(Entry(d, "Torch.sum.0.forward"), "output", 0).Find("md5")->as_str(),
+      Crc32Hex(t.s));
+  // Statistics are still there.
+  ExpectStatsOf(Item(linear, "output", 0), t.y, "linear output");
+}
+
+// Every data_name in `v` (recursively).
+void CollectDataNames(const PyValue& v, std::vector<std::string>* out) {
+  if (v.kind() == PyValue::Kind::kList) {
+    for (const PyValue& i : v.items()) CollectDataNames(i, out);
+  } else if (v.kind() == PyValue::Kind::kDict) {
+    for (const auto& [k, f] : v.fields()) {
+      if (k == "data_name") out->push_back(f.as_str());
+      CollectDataNames(f, out);
+    }
+  }
+}
+
+void ExpectNpyEquals(const std::string& path, const at::Tensor& t) {
+  StatusOr<Tensor> got = ReadNpy(path);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  at::Tensor want = t.detach().contiguous();
+  EXPECT_EQ(got->shape(), want.sizes().vec()) << path;
+  ASSERT_EQ(got->nbytes(), want.nbytes()) << path;
+  EXPECT_EQ(std::memcmp(got->data(), want.data_ptr(), want.nbytes()), 0)
+      << path;
+}
+
+TEST_F(ProbeTest, TensorModeWritesNpyFilesThatReadBackEqual) {
+  Tiny m;
+  TinyRun t;
+  DumpFile d = DumpTiny(Config(ProbeTask::kTensor), {}, &t);
+  EXPECT_EQ(d.task, "tensor");
+  std::vector<std::string> names;
+  for (const DumpEntry& e : d.entries) CollectDataNames(e.value, &names);
+  std::string data_dir = RankDir() + "/dump_tensor_data";
+  std::set<std::string> files;
+  for (const auto& f : testing::fs::directory_iterator(data_dir)) {
+    files.insert(f.path().filename().string());
+  }
+  EXPECT_EQ(std::set<std::string>(names.begin(), names.end()), files);
+  EXPECT_EQ(names.size(), files.size()) << "a data_name is used twice";
+  ExpectNpyEquals(data_dir + "/Functional.linear.0.forward.input.0.npy", m.x);
+  ExpectNpyEquals(data_dir + "/Functional.linear.0.forward.input.1.npy", m.w);
+  ExpectNpyEquals(data_dir + "/Functional.linear.0.forward.output.0.npy", t.y);
+  ExpectNpyEquals(data_dir + "/Torch.sum.0.forward.output.0.npy", t.s);
+  ExpectNpyEquals(data_dir + "/Torch.cos.0.backward.output.0.npy",
+                  -at::sin(t.r.detach()));
+  EXPECT_EQ(Item(Entry(d, "Torch.cos.0.forward"), "output", 0)
+                .Find("data_name")
+                ->as_str(),
+            "Torch.cos.0.forward.output.0.npy");
+}
+
+// Compares Max/Min/Mean/Norm of every tensor dict in `a` and `b`.
+void ExpectSameStats(const PyValue& a, const PyValue& b, double rel,
+                     const std::string& where, int* count) {
+  ASSERT_EQ(a.kind(), b.kind()) << where;
+  if (a.kind() == PyValue::Kind::kList) {
+    ASSERT_EQ(a.items().size(), b.items().size()) << where;
+    for (size_t i = 0; i < a.items().size(); ++i) {
+      ExpectSameStats(a.items()[i], b.items()[i], rel,
+                      where + "." + std::to_string(i), count);
+    }
+    return;
+  }
+  if (a.kind() != PyValue::Kind::kDict) return;
+  for (const auto& [k, va] : a.fields()) {
+    const PyValue* vb = b.Find(k);
+    ASSERT_NE(vb, nullptr) << where << "." << k;
+    bool stat = k == "Max" || k == "Min" || k == "Mean" || k == "Norm";
+    if (!stat || !va.is_number()) {
+      ExpectSameStats(va, *vb, rel, where + "." + k, count);
+      continue;
+    }
+    ++*count;
+    double x = va.as_double(), y = vb->as_double();
+    if (std::isnan(x) || std::isinf(x)) {
+      EXPECT_TRUE(std::isnan(x) ? std::isnan(y) : x == y)
+          << where << "." << k << ": " << x << " vs " << y;
+    } else {
+      EXPECT_NEAR(y, x, rel * std::max(std::fabs(x), 1.0)) << where << "." << k;
+    }
+  }
+}
+
+TEST_F(ProbeTest, DeviceStyleStatisticsMatchTheImmediatePath) {
+  for (bool device_style : {false, true}) {
+    ProbeConfig c = Config();
+    c.dump_path = (dir_ / (device_style ? "device" : "host")).string();
+    ProbeOptions o;
+    o.device_style_stats = device_style;
+    auto p = MakeProbe(c, o);
+    Tiny m;
+    OddValues v;
+    ASSERT_TRUE(p->Start().ok());
+    RunTiny(m);
+    RunOdd(v);
+    ASSERT_TRUE(p->Stop().ok());
+  }
+  DumpFile host = ReadDump(0, 0, "host");
+  DumpFile device = ReadDump(0, 0, "device");
+  ASSERT_EQ(Names(host), Names(device));
+  // Device-style Mean and Norm are float32 reductions of float32 tensors:
+  // within 64·FLT_EPSILON relative of the double ones for these sizes.
+  int count = 0;
+  for (size_t i = 0; i < host.entries.size(); ++i) {
+    ExpectSameStats(host.entries[i].value, device.entries[i].value,
+                    64 * FLT_EPSILON, host.entries[i].name, &count);
+  }
+  EXPECT_GT(count, 100);
+  StatusOr<std::string> text =
+      ReadFileToString(RankDir(0, 0, "device") + "/dump.json");
+  ASSERT_TRUE(text.ok());
+  EXPECT_EQ(text->find('\x01'), std::string::npos) << "placeholder left";
+  EXPECT_EQ(text->find("\\u0001"), std::string::npos) << "placeholder left";
+}
+
+TEST_F(ProbeTest, OverflowTaskKeepsOnlyOverflowingEntriesAndStops) {
+  ProbeConfig c = Config(ProbeTask::kOverflow);
+  c.overflow_nums = 2;
+  auto p = MakeProbe(c);
+  ASSERT_TRUE(p->Start().ok());
+  at::Tensor x = at::linspace(1, 2, 6);
+  at::Tensor a = at::mul(x, 1e20);  // finite
+  at::Tensor big = at::mul(a, a);   // inf: kept
+  at::Tensor e = at::exp(x);        // finite
+  at::Tensor t = a.clone();
+  t.mul_(a);  // in place, inf: kept
+  EXPECT_EQ(p->overflow_count(), 2);
+  EXPECT_TRUE(p->terminated());
+  at::Tensor after = at::add(big, 1);  // inf, but the probe stopped
+  ASSERT_TRUE(p->Stop().ok());
+  DumpFile d = ReadDump();
+  EXPECT_EQ(d.task, "overflow_check");
+  EXPECT_EQ(Names(d), (std::vector<std::string>{"Torch.mul.1.forward",
+                                                "Tensor.mul_.0.forward"}));
+  std::string data_dir = RankDir() + "/dump_tensor_data";
+  ExpectNpyEquals(data_dir + "/Torch.mul.1.forward.input.0.npy", a);
+  ExpectNpyEquals(data_dir + "/Torch.mul.1.forward.output.0.npy", big);
+  // The in-place operator's input is saved as it was before it ran.
+  ExpectNpyEquals(data_dir + "/Tensor.mul_.0.forward.input.0.npy", a);
+  ExpectNpyEquals(data_dir + "/Tensor.mul_.0.forward.output.0.npy", t);
+  EXPECT_EQ(Stat(Item(Entry(d, "Torch.mul.1.forward"), "output", 0), "Max"),
+            kInf);
+}
+
+TEST_F(ProbeTest, OverflowNumsMinusOneKeepsEveryOverflow) {
+  ProbeConfig c = Config(ProbeTask::kOverflow);
+  c.overflow_nums = -1;
+  auto p = MakeProbe(c);
+  ASSERT_TRUE(p->Start().ok());
+  at::Tensor big = at::full({3}, 1e30f);
+  for (int i = 0; i < 5; ++i) at::mul(big, big);
+  at::cos(big);
+  EXPECT_FALSE(p->terminated());
+  ASSERT_TRUE(p->Stop().ok());
+  EXPECT_EQ(ReadDump().entries.size(), 5u);
+}
+
+}  // namespace
+}  // namespace lockstep
