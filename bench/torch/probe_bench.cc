@@ -1,13 +1,18 @@
 // What the probe costs a training step: LeNet-5 (batch 32, 1x32x32, SGD
 // with momentum, 2 intra-op threads) with and without the probe.
 //
-//   build/bin/probe_bench --benchmark_repetitions=5
+//   build/bin/probe_bench --benchmark_repetitions=10
+//       --benchmark_enable_random_interleaving=true
 //       --benchmark_report_aggregates_only=true
 //
-// Cases: no probe; a probe that is started but whose `steps` filter skips
-// every step (callbacks disabled: "switched off"); L1 statistics; L1 md5;
-// L1 tensor (files on $LOCKSTEP_BENCH_DIR, default /tmp). Each iteration is
-// one step including the probe's per-step dump.json write.
+// (random interleaving spreads the machine's noise over all cases; compare
+// the medians of one run). Second argument: intra-op threads (1 or 2).
+//
+// Cases (mode): 0 no probe; 1 a probe that is started but whose `steps`
+// filter skips every step (callbacks disabled: "switched off"); 2 L1
+// statistics; 3 L1 md5; 4 L1 tensor; 5 callbacks only (nothing dumped) (files
+// on $LOCKSTEP_BENCH_DIR, default /tmp). Each iteration is one step including
+// the probe's per-step dump.json write.
 #include <ATen/ATen.h>
 #include <benchmark/benchmark.h>
 #include <torch/optim/sgd.h>
@@ -27,10 +32,12 @@ std::string BenchDir() {
   return std::string(d ? d : "/tmp") + "/lockstep_probe_bench";
 }
 
-enum Mode { kNone, kOff, kStatistics, kMd5, kTensor };
+// kCallbacks: started, every operator seen, none dumped (a `list` filter
+// that matches nothing): the cost of the RecordFunction callbacks alone.
+enum Mode { kNone, kOff, kStatistics, kMd5, kTensor, kCallbacks };
 
 void BM_LenetStep(benchmark::State& state) {
-  at::set_num_threads(2);
+  at::set_num_threads(static_cast<int>(state.range(1)));
   torch::manual_seed(0);
   lockstep_examples::LeNet model;
   torch::optim::SGD opt(model->parameters(),
@@ -47,6 +54,7 @@ void BM_LenetStep(benchmark::State& state) {
              : mode == kTensor ? lockstep::ProbeTask::kTensor
                                : lockstep::ProbeTask::kStatistics;
     if (mode == kOff) c.steps = {-1};  // no step is dumped
+    if (mode == kCallbacks) c.list = {"no entry has this name"};
     probe = lockstep::Probe::Create(c).value();
     if (!probe->Start().ok()) state.SkipWithError("probe start failed");
   }
@@ -62,14 +70,11 @@ void BM_LenetStep(benchmark::State& state) {
 }
 
 BENCHMARK(BM_LenetStep)
-    ->ArgName("mode")
-    ->Arg(kNone)
-    ->Arg(kOff)
-    ->Arg(kStatistics)
-    ->Arg(kMd5)
-    ->Arg(kTensor)
+    ->ArgNames({"mode", "threads"})
+    ->ArgsProduct({{kNone, kOff, kStatistics, kMd5, kTensor, kCallbacks},
+                   {1, 2}})
     ->Unit(benchmark::kMillisecond)
-    ->MinTime(1.0);
+    ->MinTime(0.5);
 
 }  // namespace
 

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <filesystem>
 
 #include "lockstep/core/file.h"
 #include "lockstep/core/log.h"
@@ -28,7 +29,9 @@ DumpWriterOptions WriterOptions(const ProbeConfig& c) {
   o.level = std::string(ProbeLevelName(c.level));
   o.framework = "pytorch";
   o.write_stack_json = false;  // C++ has no Python stacks to show
-  o.write_construct_json = c.extra_info;
+  // L1 has no module parents: msprobe writes an empty construct.json there;
+  // lockstep saves the file (one file per step less).
+  o.write_construct_json = c.extra_info && c.level != ProbeLevel::kL1;
   return o;
 }
 
@@ -69,7 +72,9 @@ Status ProbeImpl::Start() {
   step_ = options_.first_step;
   ResetProbeDepth();
   Status st = Status::Ok();
-  if (options_.write_env && rank_ == 0) {
+  // One env.json per dump: written by the first rank that is dumped.
+  int64_t first_rank = config_.ranks.empty() ? 0 : config_.ranks.front();
+  if (options_.write_env && rank_ == first_rank && filter_.RankWanted(rank_)) {
     EnvCaptureOptions env;
     env.model = root_;
     env.run = options_.run_info;
@@ -113,7 +118,10 @@ Status ProbeImpl::BeginStep() {
   LOCKSTEP_ASSIGN_OR_RETURN(writer_,
                             DumpWriter::Create(dir, WriterOptions(config_)));
   summarizer_.set_dump_writer(writer_.get());
-  return writer_->Flush();  // an empty dump.json from the first moment
+  // dump.json is written once, when the step ends: a step killed half-way
+  // leaves no dump.json (finished steps are complete), and a step costs two
+  // small file writes (dump.json, construct.json).
+  return Status::Ok();
 }
 
 Status ProbeImpl::EndStep() {
@@ -122,6 +130,7 @@ Status ProbeImpl::EndStep() {
   Status save = summarizer_.TakeError();
   if (st.ok()) st = save;
   summarizer_.Resolve(&pending_);
+  summarizer_.ClearCache();
   for (size_t i = 0; i < pending_.size(); ++i) {
     writer_->AddEntry(pending_names_[i], pending_[i]);
   }
@@ -166,7 +175,19 @@ Status ProbeImpl::Stop() {
     at::removeCallback(callback_);
     callback_ = 0;
   }
+  // A step begun but never run (Stop right after the last Step) leaves no
+  // directory behind.
+  std::string empty_step;
+  if (writer_ != nullptr && entries_in_step_ == 0) {
+    empty_step = config_.dump_path + "/step" + std::to_string(step_);
+  }
   Status st = EndStep();
+  if (!empty_step.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(empty_step + "/rank" + std::to_string(rank_),
+                                ec);
+    std::filesystem::remove(empty_step, ec);  // only if now empty
+  }
   active_ = false;
   g_active_probe.store(nullptr, std::memory_order_release);
   return st;

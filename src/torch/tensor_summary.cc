@@ -72,11 +72,49 @@ PyValue TensorSummarizer::Stats(const at::Tensor& t, bool* overflow) {
   if (device_style && t.is_floating_point() && t.numel() > 0 && !overflow) {
     return DeferStats(t);
   }
+  if (const std::vector<PyValue>* hit = FindCached(t)) {
+    if (overflow != nullptr) {  // the cached values say it
+      for (const PyValue& v : *hit) {
+        if (v.kind() == PyValue::Kind::kFloat &&
+            !std::isfinite(v.as_double())) {
+          *overflow = true;
+        }
+      }
+    }
+    return PyValue::List(*hit);
+  }
   at::Tensor host = t.detach();
   if (!host.device().is_cpu()) host = host.to(at::kCPU);
   host = host.contiguous();
   std::vector<PyValue> v = HostStats(host, overflow);
+  Remember(t, v);
   return PyValue::List(std::move(v));
+}
+
+const std::vector<PyValue>* TensorSummarizer::FindCached(
+    const at::Tensor& t) const {
+  // Inference tensors have no version counter.
+  if (t.is_inference() || !t.has_storage()) return nullptr;
+  for (const CachedStats& c : cache_) {
+    if (c.tensor.unsafeGetTensorImpl() == t.unsafeGetTensorImpl() &&
+        c.version == t._version() && c.tensor.sizes() == t.sizes() &&
+        c.tensor.data_ptr() == t.data_ptr()) {
+      return &c.stats;
+    }
+  }
+  return nullptr;
+}
+
+void TensorSummarizer::Remember(const at::Tensor& t,
+                                const std::vector<PyValue>& stats) {
+  if (t.is_inference() || !t.has_storage()) return;
+  CachedStats c{t, static_cast<uint32_t>(t._version()), stats};
+  if (cache_.size() < kCacheSize) {
+    cache_.push_back(std::move(c));
+  } else {
+    cache_[cache_next_] = std::move(c);
+    cache_next_ = (cache_next_ + 1) % kCacheSize;
+  }
 }
 
 PyValue TensorSummarizer::DeferStats(const at::Tensor& t) {

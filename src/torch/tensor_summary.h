@@ -68,11 +68,31 @@ class TensorSummarizer {
   bool has_deferred() const { return !deferred_.empty(); }
   // The first error from saving a tensor (bad name, dump dir).
   Status TakeError();
+  // Drops the remembered statistics (and the tensors they hold).
+  void ClearCache() {
+    cache_.clear();
+    cache_next_ = 0;
+  }
 
  private:
   PyValue Stats(const at::Tensor& t, bool* overflow);
   PyValue DeferStats(const at::Tensor& t);
   std::string SaveFile(const at::Tensor& t, const std::string& stem);
+
+  // The statistics of the last few tensors summarized: an operator's output
+  // is usually the next one's input, and is then not reduced twice. Holding
+  // the tensor keeps its TensorImpl from being reused by another tensor;
+  // its version counter says whether it was written since.
+  struct CachedStats {
+    at::Tensor tensor;
+    uint32_t version = 0;
+    std::vector<PyValue> stats;
+  };
+  const std::vector<PyValue>* FindCached(const at::Tensor& t) const;
+  void Remember(const at::Tensor& t, const std::vector<PyValue>& stats);
+  static constexpr size_t kCacheSize = 8;
+  std::vector<CachedStats> cache_;
+  size_t cache_next_ = 0;
 
   SummaryMode mode_;
   BackgroundWriter* files_;

@@ -63,7 +63,7 @@ TEST(DocCommandsTest, EveryDocumentedCommandRuns) {
         cmd +=
             " --benchmark_min_time=0.001 --benchmark_repetitions=1"
             " '--benchmark_filter=float32/threads:1|CompareEndToEnd|FileRead|"
-            "LenetStep/mode:[02]'";
+            "LenetStep/mode:[02]/threads:1'";
         env = "LOCKSTEP_E2E_MIB=64 LOCKSTEP_E2E_DIR=" + tmp + "/e2e ";
       }
       std::string full =

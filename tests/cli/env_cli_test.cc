@@ -29,7 +29,9 @@ class EnvCliTest : public ::testing::Test {
     if (RunLockstep("env --help").code != 0) {
       GTEST_SKIP() << "lockstep built without LibTorch: no env command";
     }
-    dir_ = ::testing::TempDir() + "env_cli_test";
+    // One dir per test: ctest runs the cases of a file in parallel.
+    dir_ = ::testing::TempDir() + "env_cli_test_" +
+           ::testing::UnitTest::GetInstance()->current_test_info()->name();
     fs::remove_all(dir_);
     ASSERT_TRUE(CreateDirs(dir_).ok());
   }

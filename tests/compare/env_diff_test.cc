@@ -150,7 +150,9 @@ TEST(EnvDiffTest, UnknownSectionsRankAsPossible) {
 class RunEnvTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    root_ = ::testing::TempDir() + "run_env_test";
+    // One dir per test: ctest runs the cases of a file in parallel.
+    root_ = ::testing::TempDir() + "run_env_test_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name();
     fs::remove_all(root_);
     for (const char* run : {"a", "b"}) {
       std::string rank = root_ + "/" + run + "/step0/rank0";

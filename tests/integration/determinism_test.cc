@@ -22,7 +22,8 @@ using testing::RunLockstep;
 class DeterminismTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = ::testing::TempDir() + "lockstep_determinism";
+    dir_ = ::testing::TempDir() + "lockstep_determinism_" +
+           ::testing::UnitTest::GetInstance()->current_test_info()->name();
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }

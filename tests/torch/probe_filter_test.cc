@@ -8,6 +8,7 @@
 namespace lockstep {
 namespace {
 
+using testing::AllTinyNames;
 using testing::Entry;
 using testing::Item;
 using testing::Names;
@@ -17,12 +18,6 @@ using testing::Tiny;
 using testing::TinyBackwardNames;
 using testing::TinyForwardNames;
 namespace fs = std::filesystem;
-
-std::vector<std::string> AllTinyNames() {
-  std::vector<std::string> n = TinyForwardNames();
-  for (const std::string& b : TinyBackwardNames()) n.push_back(b);
-  return n;
-}
 
 class ProbeFilterTest : public ProbeTest {
  protected:

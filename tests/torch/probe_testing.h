@@ -61,6 +61,13 @@ inline std::vector<std::string> TinyBackwardNames() {
           "Functional.relu.0.backward", "Functional.linear.0.backward"};
 }
 
+// Every entry of one forward and backward of Tiny, in dump order.
+inline std::vector<std::string> AllTinyNames() {
+  std::vector<std::string> n = TinyForwardNames();
+  for (const std::string& b : TinyBackwardNames()) n.push_back(b);
+  return n;
+}
+
 // Net(fc1: Linear 3->4, relu, fc2: Linear 4->2) with ModuleScope entries
 // for the root and both children.
 struct TwoLayerImpl : torch::nn::Module {

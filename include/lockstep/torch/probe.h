@@ -57,9 +57,9 @@ struct ProbeOptions {
   // Bound of the tensor-file queue.
   size_t writer_queue_bytes = size_t{256} << 20;
   // Start() writes the environment fingerprint (torch/env_capture.h) to
-  // {dump_path}/env.json (rank 0 only), with checksums of the registered
-  // model's parameters and these settings as its "run" section, so that
-  // `lockstep compare` can warn when two runs' environments differ.
+  // {dump_path}/env.json (by the first rank dumped), with checksums of the
+  // registered model's parameters and these settings as its "run" section, so
+  // that `lockstep compare` can warn when two runs' environments differ.
   bool write_env = true;
   std::vector<std::pair<std::string, std::string>> run_info;
 };
