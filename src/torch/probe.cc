@@ -129,6 +129,7 @@ Status ProbeImpl::EndStep() {
   Status st = files_->Drain();
   Status save = summarizer_.TakeError();
   if (st.ok()) st = save;
+  FlushModuleBackwards();
   summarizer_.Resolve(&pending_);
   summarizer_.ClearCache();
   for (size_t i = 0; i < pending_.size(); ++i) {

@@ -68,7 +68,8 @@ class ProbeImpl {
 
  private:
   struct OpenModule {
-    std::string name;  // Module.conv1.Conv2d.forward.0
+    std::string name;                       // Module.conv1.Conv2d.forward.0
+    std::vector<at::Tensor> input_tensors;  // for the backward hooks
     PyValue inputs;
     PyValue params;
     bool recorded = false;
@@ -87,6 +88,21 @@ class ProbeImpl {
   void HookBackward(const std::string& base,
                     const std::vector<c10::IValue>& outputs);
   void OnParamGrad(size_t group, size_t index, const at::Tensor& grad);
+  // Module backward entries (probe_module_backward.cc): tensor hooks on a
+  // module call's outputs (the gradients flowing in) and inputs (the
+  // gradients it passes on); the entry is added when all have arrived.
+  struct ModuleBackward {
+    std::string name;  // Module.conv1.Conv2d.backward.0
+    std::vector<PyValue> grad_in, grad_out;
+    size_t in_wanted = 0, out_wanted = 0, arrived = 0;
+  };
+  void HookModuleBackward(const std::string& forward_name,
+                          const std::vector<at::Tensor>& inputs,
+                          const std::vector<at::Tensor>& outputs);
+  void OnModuleGrad(int64_t id, bool output_side, size_t index,
+                    const at::Tensor& grad);
+  void FinishModuleBackward(int64_t id);
+  void FlushModuleBackwards();
   std::string ModulePath(const torch::nn::Module& m) const;
   void RemoveParamHooks();
 
@@ -102,6 +118,7 @@ class ProbeImpl {
   std::vector<std::pair<std::string, std::string>> parents_;
   std::vector<std::string> module_stack_;
   std::map<int64_t, OpenModule> open_modules_;
+  std::map<int64_t, ModuleBackward> module_backwards_;
   int64_t next_token_ = 0;
   std::unordered_map<const torch::nn::Module*, std::string> module_paths_;
   const torch::nn::Module* root_ = nullptr;

@@ -116,6 +116,7 @@ int64_t ProbeImpl::ModuleBegin(const torch::nn::Module& m,
     open.params = PyValue::Dict(std::move(params));
   }
   module_stack_.push_back(open.name);
+  if (open.recorded && config_.backward) open.input_tensors = inputs;
   int64_t token = next_token_++;
   open_modules_[token] = std::move(open);
   return token;
@@ -139,6 +140,10 @@ void ProbeImpl::ModuleOutputs(int64_t token,
                                      {"output", std::move(out)},
                                      {"parameters", std::move(open.params)}}));
   module_stack_.push_back(open.name);
+  if (config_.backward) {
+    HookModuleBackward(open.name, open.input_tensors, outputs);
+  }
+  open.input_tensors.clear();
   open.recorded = false;
 }
 

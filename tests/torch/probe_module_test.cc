@@ -53,14 +53,17 @@ TEST_F(ProbeModuleTest, L0DumpsModulesAndParameterGradsOnly) {
   DumpFile d = Run(ProbeLevel::kL0);
   EXPECT_EQ(d.level, "L0");
   std::vector<std::string> names = Names(d);
-  ASSERT_EQ(names.size(), 5u) << ::testing::PrintToString(names);
+  ASSERT_EQ(names.size(), 8u) << ::testing::PrintToString(names);
   EXPECT_EQ(std::vector<std::string>(names.begin(), names.begin() + 3),
             (std::vector<std::string>{"Module.fc1.Linear.forward.0",
                                       "Module.fc2.Linear.forward.0",
                                       "Module.TwoLayer.forward.0"}));
-  EXPECT_EQ(std::set<std::string>(names.begin() + 3, names.end()),
-            (std::set<std::string>{"Module.fc1.Linear.parameters_grad.0",
-                                   "Module.fc2.Linear.parameters_grad.0"}));
+  EXPECT_EQ(
+      std::set<std::string>(names.begin() + 3, names.end()),
+      (std::set<std::string>{
+          "Module.TwoLayer.backward.0", "Module.fc2.Linear.backward.0",
+          "Module.fc1.Linear.backward.0", "Module.fc1.Linear.parameters_grad.0",
+          "Module.fc2.Linear.parameters_grad.0"}));
   for (const std::string& n : names) EXPECT_TRUE(IsModule(n)) << n;
 }
 
@@ -81,6 +84,31 @@ TEST_F(ProbeModuleTest, ModuleEntryHoldsInputsOutputsAndParameters) {
       Entry(d, "Module.TwoLayer.forward.0").Find("parameters");
   ASSERT_NE(root, nullptr);
   EXPECT_TRUE(root->fields().empty());
+}
+
+TEST_F(ProbeModuleTest, ModuleBackwardHoldsOutputAndInputGradients) {
+  DumpFile d = Run(ProbeLevel::kL0);
+  std::vector<std::string> names = Names(d);
+  auto at = [&](const char* n) {
+    return std::find(names.begin(), names.end(), n) - names.begin();
+  };
+  // Backward runs outside in: the root's, then fc2's, then fc1's.
+  EXPECT_LT(at("Module.TwoLayer.backward.0"),
+            at("Module.fc2.Linear.backward.0"));
+  EXPECT_LT(at("Module.fc2.Linear.backward.0"),
+            at("Module.fc1.Linear.backward.0"));
+  // loss = sum(net(x)): the gradient flowing into the root is all ones.
+  const PyValue& root = Entry(d, "Module.TwoLayer.backward.0");
+  at::Tensor y = net_->Forward(nullptr, x_);
+  ExpectStatsOf(Item(root, "input", 0), at::ones_like(y), "root grad in");
+  // x needs no gradient: fc1 passes none on.
+  const PyValue& fc1 = Entry(d, "Module.fc1.Linear.backward.0");
+  ASSERT_EQ(fc1.Find("output")->items().size(), 1u);
+  EXPECT_TRUE(fc1.Find("output")->items()[0].is_none());
+  // fc2's input gradient is the gradient of relu(fc1(x)): ones @ W2.
+  const PyValue& fc2 = Entry(d, "Module.fc2.Linear.backward.0");
+  at::Tensor g = at::ones_like(y).mm(net_->fc2->weight.detach());
+  ExpectStatsOf(Item(fc2, "output", 0), g, "fc2 grad out");
 }
 
 TEST_F(ProbeModuleTest, ParametersGradHoldsTheGradients) {
@@ -161,13 +189,13 @@ TEST_F(ProbeModuleTest, ParameterGradsRecordedWhateverTheRegistrationTime) {
   };
   ASSERT_TRUE(p->Start().ok());
   p->RegisterModel(*net_);  // after Start
-  EXPECT_EQ(step(), 5);     // 3 modules, 2 parameters_grad
+  EXPECT_EQ(step(), 8);  // 3 module forwards and backwards, 2 parameters_grad
   ASSERT_TRUE(p->Stop().ok());
   ASSERT_TRUE(p->Start().ok());  // restarted: the hooks still record
-  EXPECT_EQ(step(), 5);
+  EXPECT_EQ(step(), 8);
   p->RegisterModel(*net_);  // registering again replaces, not doubles
   ASSERT_TRUE(p->Step().ok());
-  EXPECT_EQ(step(), 5);
+  EXPECT_EQ(step(), 8);
   ASSERT_TRUE(p->Stop().ok());
   std::vector<std::string> names = Names(ReadDump(1));
   EXPECT_EQ(std::count(names.begin(), names.end(),
