@@ -6,7 +6,7 @@
 # the HTML report to demo_out/report/report.html.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+bash scripts/setup.sh lockstep lenet  # only what the demo runs
 rm -rf demo_out
 mkdir -p demo_out
 echo "[I] training the reference run (fp32) with the probe on"

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs lockstep's build and test dependencies from Debian 12's packages
 # (only the missing ones) and builds lockstep into build/.
-# Usage: bash scripts/setup.sh        (as root, or with sudo available)
+# Usage: bash scripts/setup.sh [TARGET...]   (as root, or with sudo)
+#        no target: build everything (tests, benchmarks, examples);
+#        e.g. `bash scripts/setup.sh lockstep lenet` builds only those.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,4 +24,8 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
-cmake --build build -j"$(nproc)"
+if [ $# -gt 0 ]; then
+  cmake --build build -j"$(nproc)" --target "$@"
+else
+  cmake --build build -j"$(nproc)"
+fi
