@@ -1,7 +1,8 @@
 // Every `build/bin/...` command shown in README.md and docs/*.md (indented
 // code lines) runs here, from the source directory, with its output
-// directory (and any path under docs_out/) redirected to a temporary one. A command must exit 0 or 1 (1: it
-// found a divergence, which the examples may show on purpose). Benchmarks
+// directory (and any path under docs_out/) redirected to a temporary one. A
+// command must exit 0 or 1 (1: it found a divergence, which the examples may
+// show on purpose). Benchmarks
 // (`*_bench`) run shortened: one repetition, a minimal time, a 64 MiB dump
 // for the end-to-end one, and only their fp32 single-thread cases.
 // The README's two setup commands (bash scripts/demo.sh, bash scripts/test.sh)

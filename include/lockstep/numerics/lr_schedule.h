@@ -13,8 +13,9 @@
 // evaluated as 0.5 * (1 + CosPi(p)) for p <= 1/2 and as SinPi((1-p)/2)^2
 // beyond, with 1 - p computed from integers, so it is exactly 1 at p = 0,
 // 1/2 at p = 1/2 and 0 at p = 1, and accurate to a few ulp relative to its
-// own (small) value near the end, where 1 + cos loses all digits. One-cycle interpolates between its own phase endpoints the same
-// way; piecewise returns one of its values.
+// own (small) value near the end, where 1 + cos loses all digits. One-cycle
+// interpolates between its own phase endpoints the same way; piecewise returns
+// one of its values.
 //
 // Past the last step (end_step()), the value at end_step() is held: decay
 // schedules stay at min_lr (MindSpore clamps the step the same way; HF's
