@@ -53,8 +53,10 @@ Status ParseKeyValueText(std::string_view text, std::string_view magic,
   std::string_view first = text.substr(0, text.find('\n'));
   if (first.substr(0, magic.size()) != magic ||
       first.size() <= magic.size() + 1 || first[magic.size()] != ' ') {
-    return Status::Corruption(
-        subject, "does not start with '" + std::string(magic) + " <version>'");
+    return Status::Corruption(subject, "not a lockstep " +
+                                           std::string(subject) +
+                                           ": does not start with '" +
+                                           std::string(magic) + " <version>'");
   }
   std::string v(first.substr(magic.size() + 1));
   if (v != std::to_string(version)) {

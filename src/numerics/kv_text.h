@@ -1,7 +1,7 @@
 // A small versioned text format for saved states: a first line
 // "<magic> <version>", then one "key value" line per field. Doubles are
 // written in C99 hex-float form so they round-trip exactly. Used by
-// LrScheduleState (and a fit for LossScaleState's format, which predates it).
+// LrScheduleState and LossScaleState.
 // Errors name `subject` (e.g. "lr-schedule state") and the key or line.
 // Thread safety: values; a KeyValueReader is used by one thread.
 #ifndef LOCKSTEP_NUMERICS_KV_TEXT_H_
@@ -27,10 +27,10 @@ void PutKeyValue(std::string* out, std::string_view key,
 
 using KeyValues = std::map<std::string, std::string, std::less<>>;
 
-// Checks the first line ("<magic> <version>": Corruption when it is not
-// there, NotSupported naming both versions when the version differs) and
-// splits the other non-empty lines into `out`. Corruption for a line
-// without "key value" or a key given twice.
+// Checks the first line ("<magic> <version>": Corruption "not a lockstep
+// <subject>: ..." when it is not there, NotSupported naming both versions when
+// the version differs) and splits the other non-empty lines into `out`.
+// Corruption for a line without "key value" or a key given twice.
 Status ParseKeyValueText(std::string_view text, std::string_view magic,
                          int version, std::string_view subject, KeyValues* out);
 
