@@ -79,14 +79,11 @@ lockstep::StatusOr<lockstep::ProbeConfig> ProbeConfigFor(const Args& a) {
     if (!a.dump.empty()) c.dump_path = a.dump;
     return c;
   }
-  std::string json = "{\"task\": \"" + a.task + "\", \"level\": \"" + a.level +
-                     "\", \"dump_path\": \"" + a.dump + "\"}";
-  if (a.task == "md5") {
-    json = "{\"task\": \"statistics\", \"level\": \"" + a.level +
-           "\", \"dump_path\": \"" + a.dump +
-           "\", \"statistics\": {\"summary_mode\": \"md5\"}}";
-  }
-  return lockstep::ParseProbeConfig(json, "lenet flags");
+  lockstep::ProbeConfig c;
+  c.dump_path = a.dump;
+  LOCKSTEP_ASSIGN_OR_RETURN(c.task, lockstep::ParseProbeTask(a.task));
+  LOCKSTEP_ASSIGN_OR_RETURN(c.level, lockstep::ParseProbeLevel(a.level));
+  return c;
 }
 
 int Train(const Args& a, lockstep::Probe* probe) {

@@ -130,22 +130,6 @@ Status ApplyTaskSection(const PyValue& section, std::string_view subject,
   return Status::Ok();
 }
 
-StatusOr<ProbeTask> ParseTask(const std::string& t) {
-  if (t == "statistics") return ProbeTask::kStatistics;
-  if (t == "tensor") return ProbeTask::kTensor;
-  if (t == "md5") return ProbeTask::kMd5;
-  if (t == "overflow" || t == "overflow_check") return ProbeTask::kOverflow;
-  return Status::InvalidArgument(
-      t, "unknown task (statistics, tensor, md5, overflow_check)");
-}
-
-StatusOr<ProbeLevel> ParseLevel(const std::string& l) {
-  if (l == "L0") return ProbeLevel::kL0;
-  if (l == "L1") return ProbeLevel::kL1;
-  if (l == "mix") return ProbeLevel::kMix;
-  return Status::InvalidArgument(l, "unknown level (L0, L1, mix)");
-}
-
 Status ApplyTopLevel(const std::string& key, const PyValue& v, ProbeConfig* c) {
   auto need_str = [&]() -> Status {
     return v.kind() == PyValue::Kind::kStr
@@ -154,10 +138,10 @@ Status ApplyTopLevel(const std::string& key, const PyValue& v, ProbeConfig* c) {
   };
   if (key == "task") {
     LOCKSTEP_RETURN_IF_ERROR(need_str());
-    LOCKSTEP_ASSIGN_OR_RETURN(c->task, ParseTask(v.as_str()));
+    LOCKSTEP_ASSIGN_OR_RETURN(c->task, ParseProbeTask(v.as_str()));
   } else if (key == "level") {
     LOCKSTEP_RETURN_IF_ERROR(need_str());
-    LOCKSTEP_ASSIGN_OR_RETURN(c->level, ParseLevel(v.as_str()));
+    LOCKSTEP_ASSIGN_OR_RETURN(c->level, ParseProbeLevel(v.as_str()));
   } else if (key == "dump_path") {
     LOCKSTEP_RETURN_IF_ERROR(need_str());
     c->dump_path = v.as_str();
@@ -200,6 +184,22 @@ std::string_view ProbeLevelName(ProbeLevel l) {
       return "mix";
   }
   return "L1";
+}
+
+StatusOr<ProbeTask> ParseProbeTask(std::string_view t) {
+  if (t == "statistics") return ProbeTask::kStatistics;
+  if (t == "tensor") return ProbeTask::kTensor;
+  if (t == "md5") return ProbeTask::kMd5;
+  if (t == "overflow" || t == "overflow_check") return ProbeTask::kOverflow;
+  return Status::InvalidArgument(
+      std::string(t), "unknown task (statistics, tensor, md5, overflow_check)");
+}
+
+StatusOr<ProbeLevel> ParseProbeLevel(std::string_view l) {
+  if (l == "L0") return ProbeLevel::kL0;
+  if (l == "L1") return ProbeLevel::kL1;
+  if (l == "mix") return ProbeLevel::kMix;
+  return Status::InvalidArgument(std::string(l), "unknown level (L0, L1, mix)");
 }
 
 StatusOr<std::vector<int64_t>> ParseIndexRange(std::string_view text) {

@@ -60,6 +60,11 @@ StatusOr<ProbeConfig> LoadProbeConfig(const std::string& path);
 // Checks the values that a config built in code may get wrong.
 Status ValidateProbeConfig(const ProbeConfig& c);
 
+// "statistics", "tensor", "md5", "overflow_check" (or "overflow");
+// "L0", "L1", "mix". Errors: InvalidArgument listing the accepted names.
+StatusOr<ProbeTask> ParseProbeTask(std::string_view name);
+StatusOr<ProbeLevel> ParseProbeLevel(std::string_view name);
+
 // "4-6" -> {4, 5, 6}; "7" -> {7}. Errors: InvalidArgument.
 StatusOr<std::vector<int64_t>> ParseIndexRange(std::string_view text);
 
