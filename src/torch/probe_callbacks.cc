@@ -29,10 +29,6 @@ void OnEnd(const at::RecordFunction& fn, at::ObserverContext* ctx) {
   if (p != nullptr) p->OpEnd(fn, static_cast<OpContext*>(ctx));
 }
 
-std::vector<c10::IValue> ToIValues(const std::vector<at::Tensor>& ts) {
-  return std::vector<c10::IValue>(ts.begin(), ts.end());
-}
-
 // Records the backward entry of a forward entry when autograd runs the
 // grad_fn of its outputs.
 class BackwardHook : public torch::autograd::FunctionPostHook {
@@ -152,12 +148,10 @@ void ProbeImpl::OnBackward(const std::string& base, int64_t step,
   if (writer_ == nullptr || terminated_ || step != step_) return;
   at::DisableRecordFunctionGuard no_recursion;
   std::string name = base + ".backward";
-  PyValue in = config_.input
-                   ? summarizer_.List(ToIValues(grad_in), name + ".input")
-                   : PyValue::List({});
-  PyValue out = config_.output
-                    ? summarizer_.List(ToIValues(grad_out), name + ".output")
-                    : PyValue::List({});
+  PyValue in = config_.input ? summarizer_.List(grad_in, name + ".input")
+                             : PyValue::List({});
+  PyValue out = config_.output ? summarizer_.List(grad_out, name + ".output")
+                               : PyValue::List({});
   AddEntry(name, PyValue::Dict(
                      {{"input", std::move(in)}, {"output", std::move(out)}}));
 }

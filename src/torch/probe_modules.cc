@@ -6,10 +6,6 @@
 namespace lockstep {
 namespace {
 
-std::vector<c10::IValue> ToIValues(const std::vector<at::Tensor>& ts) {
-  return std::vector<c10::IValue>(ts.begin(), ts.end());
-}
-
 void WalkModules(
     const torch::nn::Module& m, const std::string& path,
     std::vector<std::pair<std::string, const torch::nn::Module*>>* out) {
@@ -104,8 +100,7 @@ int64_t ProbeImpl::ModuleBegin(const torch::nn::Module& m,
   open.recorded = level_has_modules() && config_.forward &&
                   filter_.ForwardWanted(open.name, module_stack_);
   if (open.recorded) {
-    open.inputs = config_.input ? summarizer_.List(ToIValues(inputs),
-                                                   open.name + ".input")
+    open.inputs = config_.input ? summarizer_.List(inputs, open.name + ".input")
                                 : PyValue::List({});
     std::vector<std::pair<std::string, PyValue>> params;
     for (const auto& p : m.named_parameters(/*recurse=*/false)) {
@@ -130,9 +125,9 @@ void ProbeImpl::ModuleOutputs(int64_t token,
   if (writer_ == nullptr || terminated_) return;
   at::DisableRecordFunctionGuard no_recursion;
   OpenModule& open = it->second;
-  PyValue out = config_.output ? summarizer_.List(ToIValues(outputs),
-                                                  open.name + ".output")
-                               : PyValue::List({});
+  PyValue out = config_.output
+                    ? summarizer_.List(outputs, open.name + ".output")
+                    : PyValue::List({});
   // The parent of a module entry is the module around it.
   module_stack_.pop_back();
   AddEntry(open.name, PyValue::Dict({{"input_args", std::move(open.inputs)},

@@ -61,6 +61,11 @@ class TensorSummarizer {
                bool* overflow = nullptr) {
     return List(values.data(), values.size(), stem, overflow);
   }
+  PyValue List(const std::vector<at::Tensor>& tensors, const std::string& stem,
+               bool* overflow = nullptr) {
+    std::vector<c10::IValue> values(tensors.begin(), tensors.end());
+    return List(values, stem, overflow);
+  }
 
   // Replaces the placeholders of deferred statistics in `entries` with the
   // fetched values (one device-to-host copy for all of them).
