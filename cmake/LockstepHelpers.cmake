@@ -3,6 +3,11 @@
 function(lockstep_add_layer name)
   file(GLOB srcs CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/src/${name}/*.cc)
   add_library(lockstep_${name} STATIC ${srcs})
+  # Unity build: a batch of sources per translation unit parses the shared
+  # headers (the standard library, RapidJSON, LibTorch) once per batch,
+  # which halves a fresh build on two cores.
+  set_target_properties(lockstep_${name} PROPERTIES UNITY_BUILD ON
+                                                    UNITY_BUILD_BATCH_SIZE 8)
   target_include_directories(lockstep_${name} PUBLIC ${CMAKE_SOURCE_DIR}/include
                                             PRIVATE ${CMAKE_SOURCE_DIR}/src)
 endfunction()

@@ -10,9 +10,15 @@ The probe sees every ATen operator (forward and backward) and writes
 step{N}/rank{R}/dump.json in msprobe's layout; compare with
 `lockstep compare`. Needs Debian's python3-torch (the LibTorch it was built
 against); LOCKSTEP_PY_LIB or the default build path locates the library.
+
+A dump that cannot be written (unwritable path, full disk) never stops the
+loop: start(), step() and stop() issue a RuntimeWarning saying what was lost,
+and the dump.json files that could be written list it under "skipped".
+A bad config raises RuntimeError.
 """
 import json
 import os
+import warnings
 
 import torch
 
@@ -28,6 +34,11 @@ def load(path=None):
     return torch.ops.lockstep
 
 
+def _warn(problem):
+    if problem:
+        warnings.warn(problem, RuntimeWarning, stacklevel=3)
+
+
 class Probe:
     """Starts on enter (or start()), stops on exit. `config` is a dict with
     msprobe's config.json keys, or a path to such a file."""
@@ -37,14 +48,14 @@ class Probe:
         self._config = config if isinstance(config, str) else json.dumps(config)
 
     def start(self):
-        self._ops.start(self._config)
+        _warn(self._ops.start(self._config))
         return self
 
     def step(self):
-        self._ops.step()
+        _warn(self._ops.step())
 
     def stop(self):
-        self._ops.stop()
+        _warn(self._ops.stop())
 
     def entries(self):
         return self._ops.entries()

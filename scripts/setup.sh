@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PKGS=(build-essential cmake pkg-config zlib1g-dev rapidjson-dev libxlsxwriter-dev libcli11-dev
+PKGS=(build-essential cmake ninja-build pkg-config zlib1g-dev rapidjson-dev libxlsxwriter-dev libcli11-dev
       libmpfr-dev libgtest-dev libgmock-dev libbenchmark-dev
       libtorch-dev libgloo-dev libopenblas0-pthread python3-torch chromium)
 
@@ -23,7 +23,12 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
+# Ninja starts compiling a library's sources before the libraries below it
+# are archived (Make builds target by target): about a fifth faster on two
+# cores. An existing build/ keeps the generator it was made with.
+gen=()
+if [ ! -f build/CMakeCache.txt ] && command -v ninja > /dev/null; then gen=(-G Ninja); fi
+cmake -S . -B build "${gen[@]}" -DCMAKE_BUILD_TYPE=Release
 if [ $# -gt 0 ]; then
   cmake --build build -j"$(nproc)" --target "$@"
 else

@@ -71,6 +71,9 @@ int Fail(const std::string& msg) {
   return 2;
 }
 
+// Exit status: training finished, but the dump is not complete.
+constexpr int kIncomplete = 3;
+
 // The probe's configuration: --config (msprobe config.json) or the flags.
 lockstep::StatusOr<lockstep::ProbeConfig> ProbeConfigFor(const Args& a) {
   if (!a.config.empty()) {
@@ -97,7 +100,7 @@ int Train(const Args& a, lockstep::Probe* probe) {
   } else if (a.dtype == "fp16") {
     model->act = ActDType::kFloat16Emulated;
   }
-  lockstep_examples::Fault fault;
+  lockstep_examples::Fault fault = lockstep_examples::Fault::kNone;
   lockstep_examples::ParseFault(a.fault, &fault);
   torch::optim::SGD opt(model->parameters(),
                         torch::optim::SGDOptions(a.lr).momentum(0.9));
@@ -113,10 +116,25 @@ int Train(const Args& a, lockstep::Probe* probe) {
     if (!*log) return Fail(a.log + ": cannot write the loss log");
     *log << "step,loss\n";
   }
+  // The probe never stops training: a dump that cannot be written is
+  // warned about, training goes on, and the exit status is 3 (kIncomplete).
+  bool incomplete = false;
+  auto warn = [&](const std::string& what, const lockstep::Status& st) {
+    std::fprintf(stderr, "[W] lenet | %s: %s; training continues\n",
+                 what.c_str(), st.message().c_str());
+    incomplete = true;
+  };
   if (probe != nullptr) {
     probe->RegisterModel(*model);
     lockstep::Status st = probe->Start();
-    if (!st.ok()) return Fail(st.message());
+    if (!st.ok()) {
+      if (st.code() != lockstep::StatusCode::kIoError) {
+        return Fail(st.message());
+      }
+      warn("probe not started, no dump", st);
+      probe = nullptr;
+      model->probe = nullptr;
+    }
   }
   for (int64_t step = 0; step < a.steps; ++step) {
     auto [x, y] = Batch(a, step);
@@ -147,14 +165,21 @@ int Train(const Args& a, lockstep::Probe* probe) {
     if (log) *log << step << "," << l << "\n";
     if (probe != nullptr) {
       lockstep::Status st = probe->Step();
-      if (!st.ok()) return Fail(st.message());
+      if (!st.ok()) warn("probe, step " + std::to_string(step), st);
     }
   }
   if (probe != nullptr) {
     lockstep::Status st = probe->Stop();
-    if (!st.ok()) return Fail(st.message());
-    std::printf("[I] dump written to %s\n", a.dump.c_str());
+    if (!st.ok()) warn("probe, last step", st);
   }
+  if (incomplete) {
+    std::fprintf(
+        stderr,
+        "[W] lenet | training finished; the dump is incomplete (see the "
+        "warnings above and \"skipped\" in its dump.json files)\n");
+    return kIncomplete;
+  }
+  if (probe != nullptr) std::printf("[I] dump written to %s\n", a.dump.c_str());
   return 0;
 }
 
@@ -198,6 +223,10 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 256));
   app.add_flag("--deterministic", a.deterministic,
                "use deterministic algorithms only");
+  app.footer(
+      "Exit status: 0 trained (and dumped); 2 bad arguments or a training "
+      "error; 3 trained, but the dump is incomplete (an unwritable or full "
+      "disk: the probe warns and training goes on).");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

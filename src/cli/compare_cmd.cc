@@ -20,6 +20,7 @@
 #include "lockstep/report/xlsx_report.h"
 
 namespace lockstep::cli {
+namespace compare_cmd {  // named: the CLI builds as a unity build
 namespace {
 
 struct Args {
@@ -199,7 +200,8 @@ int Run(int argc, char** argv) {
 }
 
 }  // namespace
+}  // namespace compare_cmd
 
-int RunCompare(int argc, char** argv) { return Run(argc, argv); }
+int RunCompare(int argc, char** argv) { return compare_cmd::Run(argc, argv); }
 
 }  // namespace lockstep::cli

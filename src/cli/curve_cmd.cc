@@ -13,6 +13,7 @@
 #include "lockstep/curve/readers.h"
 
 namespace lockstep::cli {
+namespace curve_cmd {  // named: the CLI builds as a unity build
 namespace {
 
 struct Args {
@@ -183,7 +184,8 @@ int Run(int argc, char** argv) {
 }
 
 }  // namespace
+}  // namespace curve_cmd
 
-int RunCurve(int argc, char** argv) { return Run(argc, argv); }
+int RunCurve(int argc, char** argv) { return curve_cmd::Run(argc, argv); }
 
 }  // namespace lockstep::cli

@@ -7,6 +7,7 @@
 #include "lockstep/core/log.h"
 
 namespace lockstep::cli {
+namespace inspect_cmd {  // named: the CLI builds as a unity build
 namespace {
 
 std::string Bytes(int64_t b) {
@@ -72,7 +73,8 @@ int Run(int argc, char** argv) {
 }
 
 }  // namespace
+}  // namespace inspect_cmd
 
-int RunInspect(int argc, char** argv) { return Run(argc, argv); }
+int RunInspect(int argc, char** argv) { return inspect_cmd::Run(argc, argv); }
 
 }  // namespace lockstep::cli

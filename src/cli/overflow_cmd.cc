@@ -10,6 +10,7 @@
 #include "lockstep/format/dump_reader.h"
 
 namespace lockstep::cli {
+namespace overflow_cmd {  // named: the CLI builds as a unity build
 namespace {
 
 void PrintRow(const char* tag, const OpRow& r) {
@@ -97,7 +98,8 @@ int Run(int argc, char** argv) {
 }
 
 }  // namespace
+}  // namespace overflow_cmd
 
-int RunOverflow(int argc, char** argv) { return Run(argc, argv); }
+int RunOverflow(int argc, char** argv) { return overflow_cmd::Run(argc, argv); }
 
 }  // namespace lockstep::cli

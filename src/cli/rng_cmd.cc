@@ -18,6 +18,7 @@
 #include "lockstep/numerics/philox.h"
 
 namespace lockstep::cli {
+namespace rng_cmd {  // named: the CLI builds as a unity build
 namespace {
 
 constexpr uint64_t kMaxCount = 1000000000;  // 1e9 lines
@@ -124,7 +125,8 @@ int Run(int argc, char** argv) {
 }
 
 }  // namespace
+}  // namespace rng_cmd
 
-int RunRng(int argc, char** argv) { return Run(argc, argv); }
+int RunRng(int argc, char** argv) { return rng_cmd::Run(argc, argv); }
 
 }  // namespace lockstep::cli

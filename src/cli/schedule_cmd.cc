@@ -19,6 +19,7 @@
 #include "lockstep/numerics/lr_schedule.h"
 
 namespace lockstep::cli {
+namespace schedule_cmd {  // named: the CLI builds as a unity build
 namespace {
 
 using K = ScheduleKind;
@@ -258,7 +259,8 @@ int Run(int argc, char** argv) {
 }
 
 }  // namespace
+}  // namespace schedule_cmd
 
-int RunSchedule(int argc, char** argv) { return Run(argc, argv); }
+int RunSchedule(int argc, char** argv) { return schedule_cmd::Run(argc, argv); }
 
 }  // namespace lockstep::cli

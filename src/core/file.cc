@@ -100,14 +100,14 @@ StatusOr<std::string> ReadFileToString(const std::string& path) {
 Status WriteFileAtomic(const std::string& path, std::string_view data) {
   std::string tmp = path + ".tmp." + std::to_string(::getpid());
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return ErrnoStatus(tmp, "cannot create");
+  if (fd < 0) return ErrnoStatus(path, "cannot create");
   const char* p = data.data();
   size_t left = data.size();
   while (left > 0) {
     ssize_t n = ::write(fd, p, left);
     if (n < 0) {
       if (errno == EINTR) continue;
-      Status s = ErrnoStatus(tmp, "write failed");
+      Status s = ErrnoStatus(path, "write failed");
       ::close(fd);
       ::unlink(tmp.c_str());
       return s;
@@ -116,7 +116,7 @@ Status WriteFileAtomic(const std::string& path, std::string_view data) {
     left -= static_cast<size_t>(n);
   }
   if (::close(fd) != 0) {
-    Status s = ErrnoStatus(tmp, "close failed");
+    Status s = ErrnoStatus(path, "close failed");
     ::unlink(tmp.c_str());
     return s;
   }

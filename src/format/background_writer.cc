@@ -27,7 +27,7 @@ void BackgroundWriter::Enqueue(std::string path, Tensor t) {
   not_empty_.notify_one();
 }
 
-Status BackgroundWriter::Drain() {
+Status BackgroundWriter::Drain(std::vector<Failure>* failed) {
   std::unique_lock<std::mutex> lock(mu_);
   idle_.wait(lock, [&] { return jobs_.empty() && !busy_; });
   Status st = first_error_;
@@ -35,6 +35,8 @@ Status BackgroundWriter::Drain() {
     st = st.WithContext(std::to_string(errors_) +
                         " tensor files not written; the first");
   }
+  if (failed != nullptr) *failed = std::move(failures_);
+  failures_.clear();
   first_error_ = Status::Ok();
   errors_ = 0;
   return st;
@@ -56,14 +58,18 @@ void BackgroundWriter::Run() {
     lock.unlock();
     Status st = WriteNpy(job.path, job.tensor);
     size_t bytes = job.tensor.nbytes();
+    std::string path = std::move(job.path);
     job = Job{};  // release the tensor's memory before taking the lock
     lock.lock();
     busy_ = false;
     queued_bytes_ -= bytes;
     if (st.ok()) {
       ++written_;
-    } else if (errors_++ == 0) {
-      first_error_ = st;
+    } else {
+      if (errors_++ == 0) first_error_ = st;
+      if (failures_.size() < kMaxFailuresKept) {
+        failures_.push_back(Failure{std::move(path), st.message()});
+      }
     }
     not_full_.notify_all();
     if (jobs_.empty()) idle_.notify_all();

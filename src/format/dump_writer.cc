@@ -191,7 +191,7 @@ std::string DumpWriter::DumpJsonText() const {
   }
   DumpHeader h{options_.task, options_.level,
                options_.framework.empty() ? nullptr : &options_.framework,
-               data_dir, nullptr};
+               data_dir, extra_.empty() ? nullptr : &extra_};
   size_t bytes = 256;
   for (const auto& p : pieces_) bytes += p.text.size() + 4;
   std::string out;
@@ -205,6 +205,16 @@ std::string DumpWriter::DumpJsonText() const {
   }
   AppendTail(n, &out);
   return out;
+}
+
+void DumpWriter::SetExtra(const std::string& key, PyValue value) {
+  for (auto& [k, v] : extra_) {
+    if (k == key) {
+      v = std::move(value);
+      return;
+    }
+  }
+  extra_.emplace_back(key, std::move(value));
 }
 
 std::string DumpWriter::StackJsonText() const {

@@ -9,14 +9,14 @@
 namespace lockstep {
 namespace {
 
-constexpr std::string_view kMagic = "lockstep-loss-scale";
-constexpr int kVersion = 1;
+constexpr std::string_view kLossScaleMagic = "lockstep-loss-scale";
+constexpr int kLossScaleVersion = 1;
 
 using internal::HexDouble;
 using internal::KeyValueReader;
 using internal::KeyValues;
 
-constexpr std::string_view kSubject = "loss-scale state";
+constexpr std::string_view kLossScaleSubject = "loss-scale state";
 
 StatusOr<LossScaleRule> RuleFromName(const std::string& name) {
   for (LossScaleRule r :
@@ -24,7 +24,7 @@ StatusOr<LossScaleRule> RuleFromName(const std::string& name) {
         LossScaleRule::kMegatron, LossScaleRule::kMindSpore}) {
     if (LossScaleRuleName(r) == name) return r;
   }
-  return Status::Corruption(kSubject, "unknown rule '" + name + "'");
+  return Status::Corruption(kLossScaleSubject, "unknown rule '" + name + "'");
 }
 
 StatusOr<LossScaleOptions> ReadOptions(KeyValueReader* r) {
@@ -45,7 +45,7 @@ StatusOr<LossScaleOptions> ReadOptions(KeyValueReader* r) {
   o.drop_overflow_update = r->Bool("drop_overflow_update");
   LOCKSTEP_RETURN_IF_ERROR(r->status());
   Status valid = LossScaleState::Validate(o);
-  if (!valid.ok()) return Status::Corruption(kSubject, valid.message());
+  if (!valid.ok()) return Status::Corruption(kLossScaleSubject, valid.message());
   return o;
 }
 
@@ -53,7 +53,7 @@ StatusOr<LossScaleOptions> ReadOptions(KeyValueReader* r) {
 
 std::string LossScaleState::SaveState() const {
   const LossScaleOptions& o = options_;
-  std::string out = std::string(kMagic) + " " + std::to_string(kVersion) + "\n";
+  std::string out = std::string(kLossScaleMagic) + " " + std::to_string(kLossScaleVersion) + "\n";
   auto put = [&](const char* k, const std::string& v) {
     internal::PutKeyValue(&out, k, v);
   };
@@ -87,8 +87,8 @@ std::string LossScaleState::SaveState() const {
 StatusOr<LossScaleState> LossScaleState::LoadState(std::string_view text) {
   KeyValues fields;
   LOCKSTEP_RETURN_IF_ERROR(
-      internal::ParseKeyValueText(text, kMagic, kVersion, kSubject, &fields));
-  KeyValueReader r(fields, kSubject);
+      internal::ParseKeyValueText(text, kLossScaleMagic, kLossScaleVersion, kLossScaleSubject, &fields));
+  KeyValueReader r(fields, kLossScaleSubject);
   LOCKSTEP_ASSIGN_OR_RETURN(LossScaleOptions o, ReadOptions(&r));
   LossScaleState s(o);
   s.scale_ = r.Double("scale");
@@ -103,13 +103,13 @@ StatusOr<LossScaleState> LossScaleState::LoadState(std::string_view text) {
   LOCKSTEP_RETURN_IF_ERROR(r.status());
   if (!std::isfinite(s.scale_) || s.scale_ < o.min_scale ||
       s.scale_ > o.max_scale) {
-    return Status::Corruption(kSubject, "scale " + HexDouble(s.scale_) +
+    return Status::Corruption(kLossScaleSubject, "scale " + HexDouble(s.scale_) +
                                             " outside [min_scale, max_scale]");
   }
   if (s.growth_tracker_ < 0 || s.consecutive_overflows_ < 0 ||
       s.total_skipped_ < 0 || s.iter_ < 0 || s.held_at_min_ < 0 ||
       s.held_at_max_ < 0) {
-    return Status::Corruption(kSubject, "a counter is negative");
+    return Status::Corruption(kLossScaleSubject, "a counter is negative");
   }
   return s;
 }

@@ -9,7 +9,7 @@
 namespace lockstep {
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
 // Exponent of the binade of finite nonzero x, clamped below at emin (so that
 // subnormals share the quantum of the smallest normal binade).
@@ -35,7 +35,7 @@ int64_t MaxIndex(const FloatFormat& f) { return OrderedIndex(f.max_finite, f); }
 double FromOrderedIndex(int64_t idx, const FloatFormat& f) {
   int64_t mag = idx < 0 ? -idx : idx;
   double sign = idx < 0 ? -1.0 : 1.0;
-  if (mag > MaxIndex(f)) return sign * kInf;
+  if (mag > MaxIndex(f)) return sign * kInfinity;
   const int64_t half = int64_t{1} << (f.precision - 1);
   int64_t binade = mag < half ? 0 : (mag >> (f.precision - 1)) - 1;
   int64_t m = mag - binade * half;
@@ -89,15 +89,15 @@ double RoundToFormat(double x, DType t, int sticky) {
     r = sticky > 0 ? std::ceil(m) : std::floor(m);
   }
   double out = std::ldexp(r, e - f.precision + 1);
-  if (std::fabs(out) > f.max_finite) return std::copysign(kInf, x);
+  if (std::fabs(out) > f.max_finite) return std::copysign(kInfinity, x);
   return out == 0 ? std::copysign(0.0, x) : out;
 }
 
 double UlpError(double result, double exact, DType t) {
   bool rn = std::isnan(result), en = std::isnan(exact);
-  if (rn || en) return rn && en ? 0.0 : kInf;
+  if (rn || en) return rn && en ? 0.0 : kInfinity;
   if (std::isinf(result) || std::isinf(exact)) {
-    return result == RoundToFormat(exact, t) ? 0.0 : kInf;
+    return result == RoundToFormat(exact, t) ? 0.0 : kInfinity;
   }
   return std::fabs(result - exact) / Ulp(exact, t);
 }

@@ -21,14 +21,26 @@ namespace {
 
 std::mutex g_mu;
 std::unique_ptr<lockstep::Probe> g_probe;
+bool g_started = false;  // start() ran; g_probe is null if the dump failed
 
 void Check(const lockstep::Status& st) {
   TORCH_CHECK(st.ok(), "lockstep: ", st.message());
 }
 
-void Start(std::string config) {
+// A dump that cannot be written (unwritable or full disk) must not stop the
+// training loop: start/step/stop return the problem as a string, which
+// python/lockstep_probe.py turns into a warning ("" when all went well).
+// Other errors (a bad config, misuse) raise.
+std::string IoProblem(const lockstep::Status& st) {
+  if (st.ok()) return "";
+  if (st.code() != lockstep::StatusCode::kIoError) Check(st);
+  return "lockstep: " + st.message() +
+         "; training continues, the dump is incomplete";
+}
+
+std::string Start(std::string config) {
   std::lock_guard<std::mutex> lock(g_mu);
-  TORCH_CHECK(g_probe == nullptr || !g_probe->active(),
+  TORCH_CHECK(!g_started,
               "lockstep: a probe is already started; call stop() first");
   bool text = config.find('{') != std::string::npos;
   auto c = text ? lockstep::ParseProbeConfig(config, "config")
@@ -37,21 +49,26 @@ void Start(std::string config) {
   auto p = lockstep::Probe::Create(*c);
   Check(p.status());
   g_probe = std::move(*p);
-  Check(g_probe->Start());
+  lockstep::Status st = g_probe->Start();
+  if (!st.ok()) g_probe.reset();  // no dump; step() and stop() do nothing
+  std::string problem = IoProblem(st);
+  g_started = true;
+  return problem;
 }
 
-void Step() {
+std::string Step() {
   std::lock_guard<std::mutex> lock(g_mu);
-  TORCH_CHECK(g_probe != nullptr, "lockstep: step() before start()");
-  Check(g_probe->Step());
+  TORCH_CHECK(g_started, "lockstep: step() before start()");
+  return g_probe == nullptr ? "" : IoProblem(g_probe->Step());
 }
 
-void Stop() {
+std::string Stop() {
   std::lock_guard<std::mutex> lock(g_mu);
-  if (g_probe == nullptr) return;
+  g_started = false;
+  if (g_probe == nullptr) return "";
   lockstep::Status st = g_probe->Stop();
   g_probe.reset();
-  Check(st);
+  return IoProblem(st);
 }
 
 int64_t Entries() {
@@ -62,8 +79,8 @@ int64_t Entries() {
 }  // namespace
 
 TORCH_LIBRARY(lockstep, m) {
-  m.def("start(str config) -> ()", &Start);
-  m.def("step() -> ()", &Step);
-  m.def("stop() -> ()", &Stop);
+  m.def("start(str config) -> str", &Start);
+  m.def("step() -> str", &Step);
+  m.def("stop() -> str", &Stop);
   m.def("entries() -> int", &Entries);
 }

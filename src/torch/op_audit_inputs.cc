@@ -12,8 +12,6 @@
 namespace lockstep::audit {
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr double kPi = 3.14159265358979323846;
 
 // Points every fp32 sweep holds, each with its two neighbours on each side:
 // zeros, subnormals, the normal range's ends, small integers, powers of two

@@ -5,6 +5,7 @@
 
 #include <mpfr.h>
 
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -18,6 +19,9 @@ namespace lockstep::audit {
 // within 2^-150 (relative) of the truth, far below the double rounding the
 // references then get.
 inline constexpr mpfr_prec_t kWorkPrec = 160;
+
+inline constexpr double kInf = std::numeric_limits<double>::infinity();
+inline constexpr double kPi = 3.14159265358979323846;
 
 // y = f(x) at y's precision. May use the thread's scratch values (Scratch).
 using MpfrFn = void (*)(mpfr_ptr y, mpfr_srcptr x);

@@ -8,8 +8,6 @@
 namespace lockstep::audit {
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr double kPi = 3.14159265358979323846;
 constexpr double kPi2 = kPi / 2;
 // Minimum values of gelu and silu (x * Phi(x) at x = -0.7518, x * sigmoid(x)
 // at x = -1.2785), rounded down in the 8th digit.

@@ -126,12 +126,21 @@ Status ProbeImpl::BeginStep() {
 
 Status ProbeImpl::EndStep() {
   if (writer_ == nullptr) return Status::Ok();
-  Status st = files_->Drain();
+  std::vector<BackgroundWriter::Failure> failed;
+  Status st = files_->Drain(&failed);
+  for (BackgroundWriter::Failure& f : failed) {
+    // The step's Status reports these; no warning per file.
+    NoteSkip(std::filesystem::path(f.path).filename().string(),
+             "tensor file not written: " + f.reason, /*warn=*/false);
+  }
   Status save = summarizer_.TakeError();
   if (st.ok()) st = save;
   FlushModuleBackwards();
   summarizer_.Resolve(&pending_);
   summarizer_.ClearCache();
+  for (TensorSummarizer::Skip& s : summarizer_.TakeSkips()) {
+    NoteSkip(std::move(s.what), std::move(s.why));
+  }
   for (size_t i = 0; i < pending_.size(); ++i) {
     writer_->AddEntry(pending_names_[i], pending_[i]);
   }
@@ -141,11 +150,66 @@ Status ProbeImpl::EndStep() {
   pending_.clear();
   pending_names_.clear();
   parents_.clear();
+  if (!skipped_.empty()) writer_->SetExtra("skipped", SkippedValue());
   Status flushed = writer_->Flush();
-  if (st.ok()) st = flushed;
+  if (flushed.ok()) {
+    skipped_.clear();
+    skipped_more_ = 0;
+  } else {
+    // The next dump.json written says what this step lost.
+    std::string step_dir =
+        "step" + std::to_string(step_) + "/rank" + std::to_string(rank_);
+    for (SkipNote& n : skipped_) {
+      if (n.what.rfind("step", 0) != 0) n.what = step_dir + "/" + n.what;
+    }
+    NoteSkip(
+        step_dir + "/dump.json",
+        "not written: " + flushed.message() + " (the step's entries are lost)",
+        /*warn=*/false);
+  }
+  if (!flushed.ok()) {  // the worse loss first
+    st = st.ok() ? flushed
+                 : Status::IoError(flushed.message(), "also " + st.message());
+  }
   summarizer_.set_dump_writer(nullptr);
   writer_.reset();
   return st;
+}
+
+void ProbeImpl::NoteSkip(std::string what, std::string why, bool warn) {
+  if (warn && warned_.size() < 64 && warned_.insert(why).second) {
+    LogWarning("lockstep probe: skipped " + what + ": " + why +
+               " (listed under \"skipped\" in dump.json; further skips "
+               "for this reason are not logged)");
+  }
+  if (skipped_.size() < kMaxSkipNotes) {
+    skipped_.push_back(SkipNote{std::move(what), std::move(why)});
+  } else {
+    ++skipped_more_;
+  }
+}
+
+PyValue ProbeImpl::SkippedValue() const {
+  std::vector<PyValue> items;
+  items.reserve(skipped_.size() + 1);
+  for (const SkipNote& n : skipped_) {
+    items.push_back(PyValue::Dict(
+        {{"name", PyValue::Str(n.what)}, {"reason", PyValue::Str(n.why)}}));
+  }
+  if (skipped_more_ > 0) {
+    items.push_back(
+        PyValue::Dict({{"name", PyValue::Str("...")},
+                       {"reason", PyValue::Str(std::to_string(skipped_more_) +
+                                               " more skips not listed")}}));
+  }
+  return PyValue::List(std::move(items));
+}
+
+std::string ProbeImpl::ExceptionText(const std::exception& e) {
+  if (const auto* c10 = dynamic_cast<const c10::Error*>(&e)) {
+    return c10->what_without_backtrace();
+  }
+  return e.what();
 }
 
 void ProbeImpl::AddEntry(std::string name, PyValue value) {
@@ -179,10 +243,14 @@ Status ProbeImpl::Stop() {
   // A step begun but never run (Stop right after the last Step) leaves no
   // directory behind.
   std::string empty_step;
-  if (writer_ != nullptr && entries_in_step_ == 0) {
+  if (writer_ != nullptr && entries_in_step_ == 0 && skipped_.empty()) {
     empty_step = config_.dump_path + "/step" + std::to_string(step_);
   }
   Status st = EndStep();
+  // Nothing but carried skips, and those could not be written either.
+  if (empty_step.empty() && !st.ok() && entries_in_step_ == 0) {
+    empty_step = config_.dump_path + "/step" + std::to_string(step_);
+  }
   if (!empty_step.empty()) {
     std::error_code ec;
     std::filesystem::remove_all(empty_step + "/rank" + std::to_string(rank_),

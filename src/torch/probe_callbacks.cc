@@ -69,63 +69,69 @@ at::CallbackHandle AddProbeCallbacks() {
 std::unique_ptr<OpContext> ProbeImpl::OpStart(const at::RecordFunction& fn) {
   std::lock_guard<std::mutex> lock(mu_);
   if (writer_ == nullptr || terminated_) return nullptr;
-  auto [it, fresh] = api_names_.try_emplace(fn.name());
-  if (fresh) it->second = MsprobeApiName(fn.name());
-  const std::string& api = it->second;
-  if (api.empty()) return nullptr;
-  std::string base = api + "." + std::to_string(api_calls_.Next(api));
-  if (!filter_.ForwardWanted(base + ".forward", module_stack_)) return nullptr;
-  at::DisableRecordFunctionGuard no_recursion;
-  auto ctx = std::make_unique<OpContext>();
-  ctx->base = std::move(base);
-  ctx->forward = config_.forward;
-  if (config_.task == ProbeTask::kOverflow) {
-    // Kept (copied if the operator writes into them) until the end
-    // callback shows whether the outputs overflow.
-    bool in_place = api.back() == '_';
-    for (const c10::IValue& v : fn.inputs()) {
-      ctx->held.push_back(
-          in_place && v.isTensor() ? c10::IValue(v.toTensor().clone()) : v);
+  std::unique_ptr<OpContext> result;
+  Guarded(fn.name(), [&] {
+    auto [it, fresh] = api_names_.try_emplace(fn.name());
+    if (fresh) it->second = MsprobeApiName(fn.name());
+    const std::string& api = it->second;
+    if (api.empty()) return;
+    std::string base = api + "." + std::to_string(api_calls_.Next(api));
+    if (!filter_.ForwardWanted(base + ".forward", module_stack_)) return;
+    at::DisableRecordFunctionGuard no_recursion;
+    auto ctx = std::make_unique<OpContext>();
+    ctx->base = std::move(base);
+    ctx->forward = config_.forward;
+    if (config_.task == ProbeTask::kOverflow) {
+      // Kept (copied if the operator writes into them) until the end
+      // callback shows whether the outputs overflow.
+      bool in_place = api.back() == '_';
+      for (const c10::IValue& v : fn.inputs()) {
+        ctx->held.push_back(
+            in_place && v.isTensor() ? c10::IValue(v.toTensor().clone()) : v);
+      }
+    } else if (ctx->forward && config_.input) {
+      ctx->inputs = summarizer_.List(fn.inputs(), ctx->base + ".forward.input");
+    } else {
+      ctx->inputs = PyValue::List({});
     }
-  } else if (ctx->forward && config_.input) {
-    ctx->inputs = summarizer_.List(fn.inputs(), ctx->base + ".forward.input");
-  } else {
-    ctx->inputs = PyValue::List({});
-  }
-  return ctx;
+    result = std::move(ctx);
+  });
+  return result;
 }
 
 void ProbeImpl::OpEnd(const at::RecordFunction& fn, OpContext* ctx) {
   std::lock_guard<std::mutex> lock(mu_);
   if (writer_ == nullptr || terminated_) return;
   at::DisableRecordFunctionGuard no_recursion;
-  const std::vector<c10::IValue>& outs = fn.outputs();
   std::string fwd = ctx->base + ".forward";
-  if (config_.task == ProbeTask::kOverflow) {
-    bool overflow = false;
-    summarizer_.List(outs, fwd + ".output", &overflow);
-    if (!overflow) return;
-    summarizer_.set_save(true);
-    PyValue in = summarizer_.List(ctx->held, fwd + ".input");
-    PyValue out = summarizer_.List(outs, fwd + ".output");
-    summarizer_.set_save(false);
-    AddEntry(fwd, PyValue::Dict({{"input_args", std::move(in)},
-                                 {"input_kwargs", PyValue::Dict({})},
-                                 {"output", std::move(out)}}));
-    if (++overflow_count_ >= config_.overflow_nums &&
-        config_.overflow_nums != -1) {
-      terminated_ = true;
+  Guarded(fwd, [&] {
+    const std::vector<c10::IValue>& outs = fn.outputs();
+    if (config_.task == ProbeTask::kOverflow) {
+      bool overflow = false;
+      summarizer_.List(outs, fwd + ".output", &overflow);
+      if (!overflow) return;
+      summarizer_.set_save(true);
+      PyValue in = summarizer_.List(ctx->held, fwd + ".input");
+      PyValue out = summarizer_.List(outs, fwd + ".output");
+      summarizer_.set_save(false);
+      AddEntry(fwd, PyValue::Dict({{"input_args", std::move(in)},
+                                   {"input_kwargs", PyValue::Dict({})},
+                                   {"output", std::move(out)}}));
+      if (++overflow_count_ >= config_.overflow_nums &&
+          config_.overflow_nums != -1) {
+        terminated_ = true;
+      }
+      return;
     }
-    return;
-  }
-  if (ctx->forward) {
-    PyValue out = config_.output ? summarizer_.List(outs, fwd + ".output")
-                                 : PyValue::List({});
-    AddEntry(fwd, PyValue::Dict({{"input_args", std::move(ctx->inputs)},
-                                 {"input_kwargs", PyValue::Dict({})},
-                                 {"output", std::move(out)}}));
-  }
-  if (config_.backward) HookBackward(ctx->base, outs);
+    if (ctx->forward) {
+      PyValue out = config_.output ? summarizer_.List(outs, fwd + ".output")
+                                   : PyValue::List({});
+      AddEntry(fwd, PyValue::Dict({{"input_args", std::move(ctx->inputs)},
+                                   {"input_kwargs", PyValue::Dict({})},
+                                   {"output", std::move(out)}}));
+    }
+    if (config_.backward) HookBackward(ctx->base, outs);
+  });
 }
 
 void ProbeImpl::HookBackward(const std::string& base,
@@ -148,12 +154,14 @@ void ProbeImpl::OnBackward(const std::string& base, int64_t step,
   if (writer_ == nullptr || terminated_ || step != step_) return;
   at::DisableRecordFunctionGuard no_recursion;
   std::string name = base + ".backward";
-  PyValue in = config_.input ? summarizer_.List(grad_in, name + ".input")
-                             : PyValue::List({});
-  PyValue out = config_.output ? summarizer_.List(grad_out, name + ".output")
+  Guarded(name, [&] {
+    PyValue in = config_.input ? summarizer_.List(grad_in, name + ".input")
                                : PyValue::List({});
-  AddEntry(name, PyValue::Dict(
-                     {{"input", std::move(in)}, {"output", std::move(out)}}));
+    PyValue out = config_.output ? summarizer_.List(grad_out, name + ".output")
+                                 : PyValue::List({});
+    AddEntry(name, PyValue::Dict(
+                       {{"input", std::move(in)}, {"output", std::move(out)}}));
+  });
 }
 
 }  // namespace lockstep

@@ -7,11 +7,14 @@
 #include <torch/nn/module.h>
 
 #include <atomic>
+#include <exception>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "lockstep/format/api_naming.h"
@@ -52,6 +55,25 @@ class ProbeImpl {
   void ModuleEnd(int64_t token);
   void RegisterModel(const torch::nn::Module& root);
 
+  // Notes that `what` (an entry, a tensor, a file) was skipped and why: it
+  // goes into the step's dump.json under "skipped", and a reason not seen
+  // before is logged as a warning when `warn`. REQUIRES: mu_ held.
+  void NoteSkip(std::string what, std::string why, bool warn = true);
+  // Runs `body` (a callback's work, under mu_). An exception from it (a
+  // value the probe cannot handle) is noted as a skip of `what` instead of
+  // reaching the training code.
+  template <typename F>
+  void Guarded(std::string_view what, F&& body) noexcept {
+    try {
+      body();
+    } catch (const std::exception& e) {
+      NoteSkip(std::string(what), ExceptionText(e));
+    } catch (...) {
+      NoteSkip(std::string(what), "unknown exception");
+    }
+  }
+  static std::string ExceptionText(const std::exception& e);
+
   uint64_t session() const { return session_; }
   bool level_has_ops() const { return config_.level != ProbeLevel::kL0; }
   bool level_has_modules() const { return config_.level != ProbeLevel::kL1; }
@@ -82,8 +104,16 @@ class ProbeImpl {
     int64_t index = -1;  // n of the entry being filled
   };
 
+  struct SkipNote {
+    std::string what;
+    std::string why;
+  };
+  static constexpr size_t kMaxSkipNotes = 100;  // per dump.json
+
   Status BeginStep();
   Status EndStep();
+  // The "skipped" value of dump.json for skipped_.
+  PyValue SkippedValue() const;
   void AddEntry(std::string name, PyValue value);
   void HookBackward(const std::string& base,
                     const std::vector<c10::IValue>& outputs);
@@ -128,6 +158,11 @@ class ProbeImpl {
   at::CallbackHandle callback_ = 0;
   uint64_t session_ = 0;
   Status error_;
+  // Skipped in this step (and in steps whose dump.json could not be
+  // written, carried over with their step in the name).
+  std::vector<SkipNote> skipped_;
+  size_t skipped_more_ = 0;                 // beyond kMaxSkipNotes
+  std::unordered_set<std::string> warned_;  // reasons already logged
 };
 
 // The active probe, or null; set by Start, cleared by Stop.

@@ -62,7 +62,9 @@ void ProbeImpl::OnModuleGrad(int64_t id, bool output_side, size_t index,
   bool wanted = output_side ? config_.input : config_.output;
   std::string stem =
       b.name + (output_side ? ".input." : ".output.") + std::to_string(index);
-  side[index] = wanted ? summarizer_.Tensor(grad, stem) : PyValue();
+  Guarded(stem, [&] {
+    side[index] = wanted ? summarizer_.Tensor(grad, stem) : PyValue();
+  });
   if (++b.arrived == b.in_wanted + b.out_wanted) FinishModuleBackward(id);
 }
 

@@ -73,20 +73,22 @@ void ProbeImpl::OnParamGrad(size_t group, size_t index,
   if (group >= param_groups_.size()) return;  // registered again meanwhile
   at::DisableRecordFunctionGuard no_recursion;
   ParamGrads& g = param_groups_[group];
-  if (!g.grads[index].is_none()) return;  // one per backward
-  // The entry's number n is fixed when its first gradient arrives.
-  if (g.arrived == 0) g.index = grad_calls_.Next(g.module);
-  std::string name = g.module + ".parameters_grad." + std::to_string(g.index);
-  g.grads[index] =
-      PyValue::List({summarizer_.Tensor(grad, name + "." + g.names[index])});
-  if (++g.arrived < g.grads.size()) return;
-  std::vector<std::pair<std::string, PyValue>> fields;
-  for (size_t i = 0; i < g.names.size(); ++i) {
-    fields.emplace_back(g.names[i], std::move(g.grads[i]));
-  }
-  g.grads.assign(g.grads.size(), PyValue());
-  g.arrived = 0;
-  AddEntry(std::move(name), PyValue::Dict(std::move(fields)));
+  Guarded(g.module + ".parameters_grad", [&] {
+    if (!g.grads[index].is_none()) return;  // one per backward
+    // The entry's number n is fixed when its first gradient arrives.
+    if (g.arrived == 0) g.index = grad_calls_.Next(g.module);
+    std::string name = g.module + ".parameters_grad." + std::to_string(g.index);
+    g.grads[index] =
+        PyValue::List({summarizer_.Tensor(grad, name + "." + g.names[index])});
+    if (++g.arrived < g.grads.size()) return;
+    std::vector<std::pair<std::string, PyValue>> fields;
+    for (size_t i = 0; i < g.names.size(); ++i) {
+      fields.emplace_back(g.names[i], std::move(g.grads[i]));
+    }
+    g.grads.assign(g.grads.size(), PyValue());
+    g.arrived = 0;
+    AddEntry(std::move(name), PyValue::Dict(std::move(fields)));
+  });
 }
 
 int64_t ProbeImpl::ModuleBegin(const torch::nn::Module& m,
@@ -100,15 +102,18 @@ int64_t ProbeImpl::ModuleBegin(const torch::nn::Module& m,
   open.recorded = level_has_modules() && config_.forward &&
                   filter_.ForwardWanted(open.name, module_stack_);
   if (open.recorded) {
-    open.inputs = config_.input ? summarizer_.List(inputs, open.name + ".input")
-                                : PyValue::List({});
-    std::vector<std::pair<std::string, PyValue>> params;
-    for (const auto& p : m.named_parameters(/*recurse=*/false)) {
-      params.emplace_back(
-          p.key(),
-          summarizer_.Tensor(p.value(), open.name + ".parameters." + p.key()));
-    }
-    open.params = PyValue::Dict(std::move(params));
+    Guarded(open.name, [&] {
+      open.inputs = config_.input
+                        ? summarizer_.List(inputs, open.name + ".input")
+                        : PyValue::List({});
+      std::vector<std::pair<std::string, PyValue>> params;
+      for (const auto& p : m.named_parameters(/*recurse=*/false)) {
+        params.emplace_back(
+            p.key(), summarizer_.Tensor(p.value(),
+                                        open.name + ".parameters." + p.key()));
+      }
+      open.params = PyValue::Dict(std::move(params));
+    });
   }
   module_stack_.push_back(open.name);
   if (open.recorded && config_.backward) open.input_tensors = inputs;
@@ -125,19 +130,22 @@ void ProbeImpl::ModuleOutputs(int64_t token,
   if (writer_ == nullptr || terminated_) return;
   at::DisableRecordFunctionGuard no_recursion;
   OpenModule& open = it->second;
-  PyValue out = config_.output
-                    ? summarizer_.List(outputs, open.name + ".output")
-                    : PyValue::List({});
-  // The parent of a module entry is the module around it.
-  module_stack_.pop_back();
-  AddEntry(open.name, PyValue::Dict({{"input_args", std::move(open.inputs)},
-                                     {"input_kwargs", PyValue::Dict({})},
-                                     {"output", std::move(out)},
-                                     {"parameters", std::move(open.params)}}));
-  module_stack_.push_back(open.name);
-  if (config_.backward) {
-    HookModuleBackward(open.name, open.input_tensors, outputs);
-  }
+  Guarded(open.name, [&] {
+    PyValue out = config_.output
+                      ? summarizer_.List(outputs, open.name + ".output")
+                      : PyValue::List({});
+    // The parent of a module entry is the module around it.
+    module_stack_.pop_back();
+    AddEntry(open.name,
+             PyValue::Dict({{"input_args", std::move(open.inputs)},
+                            {"input_kwargs", PyValue::Dict({})},
+                            {"output", std::move(out)},
+                            {"parameters", std::move(open.params)}}));
+    module_stack_.push_back(open.name);
+    if (config_.backward) {
+      HookModuleBackward(open.name, open.input_tensors, outputs);
+    }
+  });
   open.input_tensors.clear();
   open.recorded = false;
 }

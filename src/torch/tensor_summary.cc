@@ -28,7 +28,26 @@ PyValue ShapeValue(const at::Tensor& t) {
 std::string DTypeString(const at::Tensor& t) {
   std::optional<DType> d = FromScalarType(t.scalar_type());
   if (d) return std::string(TorchDTypeName(*d));
-  return std::string("torch.") + c10::toString(t.scalar_type());
+  switch (t.scalar_type()) {  // the names Python's str(dtype) gives
+    case at::kComplexHalf:
+      return "torch.complex32";
+    case at::kComplexFloat:
+      return "torch.complex64";
+    case at::kComplexDouble:
+      return "torch.complex128";
+    case at::kQInt8:
+      return "torch.qint8";
+    case at::kQUInt8:
+      return "torch.quint8";
+    case at::kQInt32:
+      return "torch.qint32";
+    case at::kQUInt4x2:
+      return "torch.quint4x2";
+    case at::kQUInt2x4:
+      return "torch.quint2x4";
+    default:
+      return std::string("torch.") + c10::toString(t.scalar_type());
+  }
 }
 
 // Max, Min, Mean, Norm of finite-or-not float statistics as torch's
@@ -63,6 +82,27 @@ std::vector<PyValue> HostStats(const at::Tensor& host, bool* overflow) {
   }
   return {PyValue::Int(static_cast<int64_t>(s.max)),
           PyValue::Int(static_cast<int64_t>(s.min)), PyValue(), PyValue()};
+}
+
+// Why the probe cannot summarize `t`, or "" when it can.
+std::string UnreadableReason(const at::Tensor& t) {
+  if (t.is_nested()) return "nested tensor: not summarized";
+  if (t.is_sparse() || t.is_sparse_csr()) {
+    return c10::str("sparse tensor (layout ", t.layout(), "): not summarized");
+  }
+  if (t.is_quantized()) {
+    return c10::str("quantized tensor (", t.scalar_type(), "): not summarized");
+  }
+  if (t.is_mkldnn()) return "mkldnn tensor: not summarized";
+  if (t.is_meta()) return "meta tensor: has no data";
+  if (!t.has_storage()) {
+    return c10::str("tensor without storage (", t.key_set(),
+                    "): not summarized");
+  }
+  if (!FromScalarType(t.scalar_type())) {
+    return c10::str("dtype ", t.scalar_type(), ": not summarized");
+  }
+  return "";
 }
 
 }  // namespace
@@ -142,6 +182,7 @@ std::string TensorSummarizer::SaveFile(const at::Tensor& t,
                 : StatusOr<lockstep::Tensor>(path.status());
   if (!host.ok()) {
     if (error_.ok()) error_ = host.status();
+    skips_.push_back(Skip{stem + ".npy", host.status().message()});
     return "";
   }
   files_->Enqueue(*path, std::move(*host));
@@ -154,6 +195,16 @@ PyValue TensorSummarizer::Tensor(const at::Tensor& t, const std::string& stem,
   std::vector<std::pair<std::string, PyValue>> f;
   f.emplace_back("type", PyValue::Str("torch.Tensor"));
   f.emplace_back("dtype", PyValue::Str(DTypeString(t)));
+  if (std::string why = UnreadableReason(t); !why.empty()) {
+    f.emplace_back("shape", t.is_nested() ? PyValue() : ShapeValue(t));
+    for (const char* key : {"Max", "Min", "Mean", "Norm"}) {
+      f.emplace_back(key, PyValue());
+    }
+    f.emplace_back("requires_grad", PyValue::Bool(t.requires_grad()));
+    f.emplace_back("skipped", PyValue::Str(why));
+    skips_.push_back(Skip{stem, std::move(why)});
+    return PyValue::Dict(std::move(f));
+  }
   f.emplace_back("shape", ShapeValue(t));
   std::vector<PyValue> stats = Stats(t, overflow).TakeItems();
   const char* keys[] = {"Max", "Min", "Mean", "Norm"};

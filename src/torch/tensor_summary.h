@@ -10,6 +10,11 @@
 // tensors Max = any, Min = all; empty tensors null. CPU tensors use
 // lockstep's one-pass kernel; other devices reduce with ATen on the device
 // and are fetched once, in Resolve (no host sync per tensor).
+//
+// Tensors it cannot read (sparse, quantized, nested, mkldnn, meta, without
+// storage, complex or other dtypes lockstep has no type for) get their type,
+// dtype, shape where known, null statistics and a "skipped" reason, and are
+// listed in skips().
 // Thread safety: not synchronized; the probe serializes calls.
 #ifndef LOCKSTEP_SRC_TORCH_TENSOR_SUMMARY_H_
 #define LOCKSTEP_SRC_TORCH_TENSOR_SUMMARY_H_
@@ -73,6 +78,12 @@ class TensorSummarizer {
   bool has_deferred() const { return !deferred_.empty(); }
   // The first error from saving a tensor (bad name, dump dir).
   Status TakeError();
+  // What was skipped since the last call: (stem, reason), in order.
+  struct Skip {
+    std::string what;
+    std::string why;
+  };
+  std::vector<Skip> TakeSkips() { return std::move(skips_); }
   // Drops the remembered statistics (and the tensors they hold).
   void ClearCache() {
     cache_.clear();
@@ -104,6 +115,7 @@ class TensorSummarizer {
   DumpWriter* dump_ = nullptr;
   std::vector<at::Tensor> deferred_;  // [max, min, mean, norm] in double
   Status error_;
+  std::vector<Skip> skips_;
 };
 
 }  // namespace lockstep

@@ -114,6 +114,34 @@ TEST_F(BackgroundWriterTest, MissingDirIsReportedAtDrainWithTheCount) {
   EXPECT_EQ(w.files_written(), 2u);
 }
 
+TEST_F(BackgroundWriterTest, DrainListsTheFilesNotWrittenAndWhy) {
+  BackgroundWriter w;
+  w.Enqueue(Path("gone/a.npy"), Floats(3, 0));
+  w.Enqueue(Path("ok.npy"), Floats(3, 0));
+  w.Enqueue(Path("gone/b.npy"), Floats(3, 0));
+  std::vector<BackgroundWriter::Failure> failed;
+  EXPECT_FALSE(w.Drain(&failed).ok());
+  ASSERT_EQ(failed.size(), 2u);
+  EXPECT_EQ(failed[0].path, Path("gone/a.npy"));
+  EXPECT_EQ(failed[1].path, Path("gone/b.npy"));
+  EXPECT_NE(failed[0].reason.find("No such file or directory"),
+            std::string::npos)
+      << failed[0].reason;
+  // Listed once: the next batch starts clean.
+  EXPECT_TRUE(w.Drain(&failed).ok());
+  EXPECT_TRUE(failed.empty());
+  // Many failures: the first kMaxFailuresKept are listed, all are counted.
+  size_t n = BackgroundWriter::kMaxFailuresKept + 5;
+  for (size_t i = 0; i < n; ++i) {
+    w.Enqueue(Path("gone/" + std::to_string(i) + ".npy"), Floats(1, 0));
+  }
+  Status st = w.Drain(&failed);
+  EXPECT_EQ(failed.size(), BackgroundWriter::kMaxFailuresKept);
+  EXPECT_NE(st.message().find(std::to_string(n) + " tensor files"),
+            std::string::npos)
+      << st.message();
+}
+
 TEST_F(BackgroundWriterTest, OneFailureIsReportedWithoutACount) {
   BackgroundWriter w;
   w.Enqueue(Path("gone/x.npy"), Floats(3, 0));

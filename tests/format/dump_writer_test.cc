@@ -203,6 +203,27 @@ TEST_F(DumpWriterDirTest, EmptyDumpIsValidAndFlushesRepeat) {
   }
 }
 
+TEST_F(DumpWriterDirTest, ExtraKeysGoBeforeDataAndReplaceEarlierValues) {
+  DumpWriterOptions o;
+  o.task = "statistics";
+  o.framework = "";
+  auto w = DumpWriter::Create(dir_, o);
+  ASSERT_TRUE(w.ok());
+  (*w)->SetExtra("skipped", PyValue::List({PyValue::Str("first")}));
+  (*w)->SetExtra("skipped", PyValue::List({PyValue::Str("x.npy")}));
+  EXPECT_EQ((*w)->DumpJsonText(),
+            "{\n \"task\": \"statistics\",\n \"level\": \"mix\",\n "
+            "\"dump_data_dir\": null,\n"
+            " \"skipped\": [\n  \"x.npy\"\n ],\n"
+            " \"data\": {}\n}");
+  ASSERT_TRUE((*w)->Flush().ok());
+  auto d = ReadDumpJson(dir_ + "/dump.json");
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  ASSERT_EQ(d->extra.size(), 1u);
+  EXPECT_EQ(d->extra[0].first, "skipped");
+  EXPECT_EQ(d->extra[0].second, PyValue::List({PyValue::Str("x.npy")}));
+}
+
 TEST_F(DumpWriterDirTest, TensorNamesCannotEscapeTheDirectory) {
   auto w = DumpWriter::Create(dir_);
   ASSERT_TRUE(w.ok());

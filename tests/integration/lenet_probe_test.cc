@@ -2,8 +2,11 @@
 // target run, `lockstep compare` must name the operator whose fault was
 // injected as the first divergence.
 #include <gtest/gtest.h>
+#include <sys/mount.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -130,6 +133,58 @@ TEST_F(LenetProbeTest, BadFlagsExitWithUsageError) {
     EXPECT_NE(r.out.find(c.says), std::string::npos) << c.args << "\n" << r.out;
   }
   EXPECT_FALSE(fs::exists(dir_ / "d"));
+}
+
+// Counts the "step N loss" lines lenet printed: training went on.
+int LossLines(const std::string& out) {
+  int n = 0;
+  for (size_t at = out.find(" loss "); at != std::string::npos;
+       at = out.find(" loss ", at + 1)) {
+    ++n;
+  }
+  return n;
+}
+
+TEST_F(LenetProbeTest, UnwritableDumpPathWarnsAndTrainingFinishes) {
+  std::string file = (dir_ / "a_file").string();
+  std::ofstream(file) << "x";
+  CmdRun r = RunBinary("lenet", "--steps 3 --batch 8 --dump " + file + "/d");
+  EXPECT_EQ(r.code, 3) << r.out;  // trained; the dump is incomplete
+  EXPECT_EQ(LossLines(r.out), 3) << r.out;
+  EXPECT_NE(r.out.find("[W] lenet | probe not started"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find(file), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("the dump is incomplete"), std::string::npos) << r.out;
+}
+
+TEST_F(LenetProbeTest, FullDiskWarnsEachStepAndTrainingFinishes) {
+  if (::geteuid() != 0) GTEST_SKIP() << "mounting a tmpfs needs root";
+  fs::path disk = dir_ / "disk";
+  fs::create_directories(disk);
+  if (::mount("tmpfs", disk.c_str(), "tmpfs", 0, "size=512k") != 0) {
+    GTEST_SKIP() << "cannot mount a tmpfs here: " << std::strerror(errno);
+  }
+  // Tensor mode writes ~2 MB per LeNet step at batch 8: the 512 KiB disk
+  // fills during step 0 and stays full.
+  CmdRun r = RunBinary("lenet", "--steps 3 --batch 8 --task tensor --dump " +
+                                    (disk / "d").string());
+  std::vector<std::string> left_over;
+  for (const auto& f : fs::recursive_directory_iterator(disk)) {
+    if (f.path().string().find(".tmp.") != std::string::npos) {
+      left_over.push_back(f.path().string());
+    }
+  }
+  ::umount2(disk.c_str(), MNT_DETACH);
+  EXPECT_EQ(r.code, 3) << r.out;
+  EXPECT_EQ(LossLines(r.out), 3) << r.out;
+  for (int step : {0, 1, 2}) {
+    EXPECT_NE(r.out.find("[W] lenet | probe, step " + std::to_string(step)),
+              std::string::npos)
+        << r.out;
+  }
+  EXPECT_NE(r.out.find("No space left on device"), std::string::npos) << r.out;
+  // Failed writes leave no partial files behind.
+  EXPECT_TRUE(left_over.empty()) << left_over.front();
 }
 
 }  // namespace

@@ -15,7 +15,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "python")
 import lockstep_probe  # noqa: E402
 
 
-def train(dump, steps=2, fault=False):
+def train(dump, steps=2, fault=False, dumped=True):
     torch.manual_seed(0)
     w1 = torch.randn(16, 8, requires_grad=True)
     w2 = torch.randn(4, 16, requires_grad=True)
@@ -33,7 +33,7 @@ def train(dump, steps=2, fault=False):
             loss = F.linear(h, w2).cos().sum()
             loss.backward()
             opt.step()
-            assert p.entries() > 0
+            assert (p.entries() > 0) == dumped
             p.step()
 
 
@@ -62,6 +62,17 @@ with tempfile.TemporaryDirectory() as tmp:
         raise AssertionError("bad task accepted")
     except RuntimeError as e:
         assert "unknown task" in str(e), e
+    # An unwritable dump path does not stop the training loop: start() warns
+    # (UserWarning), step() and stop() do nothing.
+    blocker = os.path.join(tmp, "a_file")
+    with open(blocker, "w") as f:
+        f.write("x")
+    import warnings
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        train(os.path.join(blocker, "dump"), steps=2, dumped=False)
+    msgs = [str(w.message) for w in caught]
+    assert any("training continues" in m and blocker in m for m in msgs), msgs
     # lockstep compare finds the first divergent operator of the Python runs.
     summary = os.path.join(tmp, "cmp")
     r = subprocess.run([os.path.join(BUILD, "bin", "lockstep"), "compare", tgt, ref,

@@ -14,6 +14,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "lockstep/core/status.h"
 #include "lockstep/format/tensor.h"
@@ -31,9 +32,19 @@ class BackgroundWriter {
   // tensor larger than the bound is accepted when the queue is empty.
   void Enqueue(std::string path, Tensor t);
 
+  // A file that could not be written, and why (e.g. "No space left on
+  // device").
+  struct Failure {
+    std::string path;
+    std::string reason;
+  };
+
   // Waits until every queued file is written; returns the first error since
-  // the last Drain (later errors of the same batch are counted in it).
-  Status Drain();
+  // the last Drain (later errors of the same batch are counted in it). If
+  // `failed` is given, it receives the files not written since the last
+  // Drain (the first kMaxFailuresKept of them).
+  Status Drain(std::vector<Failure>* failed = nullptr);
+  static constexpr size_t kMaxFailuresKept = 64;
 
   size_t files_written() const;
 
@@ -53,6 +64,7 @@ class BackgroundWriter {
   bool stop_ = false;
   Status first_error_;
   size_t errors_ = 0;
+  std::vector<Failure> failures_;
   size_t written_ = 0;
   std::thread worker_;
 };

@@ -92,6 +92,11 @@ class DumpWriter {
   // or [parent, micro_step]); a second call replaces the value in place.
   void SetParent(const std::string& name, const PyValue& parent);
 
+  // Sets a top-level dump.json key written between "dump_data_dir" and
+  // "data" (msprobe's readers ignore keys they do not know), replacing an
+  // earlier value of the same key. The probe writes "skipped" this way.
+  void SetExtra(const std::string& key, PyValue value);
+
   // The dump.json text that Flush() writes now.
   std::string DumpJsonText() const;
 
@@ -123,6 +128,7 @@ class DumpWriter {
   std::unordered_map<std::string, size_t> stack_of_frames_;  // joined -> group
   std::unordered_map<std::string, size_t> stack_of_name_;
   std::vector<std::pair<std::string, PyValue>> construct_;
+  std::vector<std::pair<std::string, PyValue>> extra_;
   std::unordered_map<std::string, size_t> construct_index_;
   bool stack_dirty_ = true;
   bool construct_dirty_ = true;

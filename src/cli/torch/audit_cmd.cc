@@ -19,6 +19,7 @@
 #include "lockstep/torch/op_audit.h"
 
 namespace lockstep::cli {
+namespace audit_cmd {  // named: the CLI builds as a unity build
 namespace {
 
 struct Options {
@@ -111,7 +112,8 @@ int Run(int argc, char** argv) {
 }
 
 }  // namespace
+}  // namespace audit_cmd
 
-int RunAudit(int argc, char** argv) { return Run(argc, argv); }
+int RunAudit(int argc, char** argv) { return audit_cmd::Run(argc, argv); }
 
 }  // namespace lockstep::cli

@@ -15,6 +15,7 @@
 #include "lockstep/torch/seed.h"
 
 namespace lockstep::cli {
+namespace env_cmd {  // named: the CLI builds as a unity build
 namespace {
 
 constexpr char kUsage[] =
@@ -118,7 +119,8 @@ int Run(int argc, char** argv) {
 }
 
 }  // namespace
+}  // namespace env_cmd
 
-int RunEnv(int argc, char** argv) { return Run(argc, argv); }
+int RunEnv(int argc, char** argv) { return env_cmd::Run(argc, argv); }
 
 }  // namespace lockstep::cli
