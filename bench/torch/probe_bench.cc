@@ -10,8 +10,9 @@
 //
 // Cases (mode): 0 no probe; 1 a probe that is started but whose `steps`
 // filter skips every step (callbacks disabled: "switched off"); 2 L1
-// statistics; 3 L1 md5; 4 L1 tensor; 5 callbacks only (nothing dumped) (files
-// on $LOCKSTEP_BENCH_DIR, default /tmp). Each iteration is one step including
+// statistics; 3 L1 md5; 4 L1 tensor; 5 callbacks only (nothing dumped); 6 L1
+// statistics with ProbeOptions::write_behind off (files on
+// $LOCKSTEP_BENCH_DIR, default /tmp). Each iteration is one step including
 // the probe's per-step dump.json write.
 #include <ATen/ATen.h>
 #include <benchmark/benchmark.h>
@@ -34,7 +35,15 @@ std::string BenchDir() {
 
 // kCallbacks: started, every operator seen, none dumped (a `list` filter
 // that matches nothing): the cost of the RecordFunction callbacks alone.
-enum Mode { kNone, kOff, kStatistics, kMd5, kTensor, kCallbacks };
+enum Mode {
+  kNone,
+  kOff,
+  kStatistics,
+  kMd5,
+  kTensor,
+  kCallbacks,
+  kStatisticsSync
+};
 
 void BM_LenetStep(benchmark::State& state) {
   at::set_num_threads(static_cast<int>(state.range(1)));
@@ -55,7 +64,9 @@ void BM_LenetStep(benchmark::State& state) {
                                : lockstep::ProbeTask::kStatistics;
     if (mode == kOff) c.steps = {-1};  // no step is dumped
     if (mode == kCallbacks) c.list = {"no entry has this name"};
-    probe = lockstep::Probe::Create(c).value();
+    lockstep::ProbeOptions o;
+    o.write_behind = mode != kStatisticsSync;
+    probe = lockstep::Probe::Create(c, o).value();
     if (!probe->Start().ok()) state.SkipWithError("probe start failed");
   }
   for (auto _ : state) {
@@ -71,7 +82,8 @@ void BM_LenetStep(benchmark::State& state) {
 
 BENCHMARK(BM_LenetStep)
     ->ArgNames({"mode", "threads"})
-    ->ArgsProduct({{kNone, kOff, kStatistics, kMd5, kTensor, kCallbacks},
+    ->ArgsProduct({{kNone, kOff, kStatistics, kMd5, kTensor, kCallbacks,
+                    kStatisticsSync},
                    {1, 2}})
     ->Unit(benchmark::kMillisecond)
     ->MinTime(0.5);

@@ -27,6 +27,13 @@ void BackgroundWriter::Enqueue(std::string path, Tensor t) {
   not_empty_.notify_one();
 }
 
+void BackgroundWriter::EnqueueTask(std::string what,
+                                   std::function<Status()> task) {
+  std::lock_guard<std::mutex> lock(mu_);
+  jobs_.push_back(Job{std::move(what), Tensor(), std::move(task)});
+  not_empty_.notify_one();
+}
+
 Status BackgroundWriter::Drain(std::vector<Failure>* failed) {
   std::unique_lock<std::mutex> lock(mu_);
   idle_.wait(lock, [&] { return jobs_.empty() && !busy_; });
@@ -56,19 +63,20 @@ void BackgroundWriter::Run() {
     jobs_.pop_front();
     busy_ = true;
     lock.unlock();
-    Status st = WriteNpy(job.path, job.tensor);
-    size_t bytes = job.tensor.nbytes();
+    bool is_task = static_cast<bool>(job.task);
+    Status st = is_task ? job.task() : WriteNpy(job.path, job.tensor);
+    size_t bytes = is_task ? 0 : job.tensor.nbytes();
     std::string path = std::move(job.path);
     job = Job{};  // release the tensor's memory before taking the lock
     lock.lock();
     busy_ = false;
     queued_bytes_ -= bytes;
     if (st.ok()) {
-      ++written_;
+      if (!is_task) ++written_;
     } else {
       if (errors_++ == 0) first_error_ = st;
       if (failures_.size() < kMaxFailuresKept) {
-        failures_.push_back(Failure{std::move(path), st.message()});
+        failures_.push_back(Failure{std::move(path), st.message(), is_task});
       }
     }
     not_full_.notify_all();

@@ -118,61 +118,99 @@ Status ProbeImpl::BeginStep() {
   LOCKSTEP_ASSIGN_OR_RETURN(writer_,
                             DumpWriter::Create(dir, WriterOptions(config_)));
   summarizer_.set_dump_writer(writer_.get());
-  // dump.json is written once, when the step ends: a step killed half-way
-  // leaves no dump.json (finished steps are complete), and a step costs two
-  // small file writes (dump.json, construct.json).
+  // dump.json is written once, when the step ends (on the background
+  // thread): a step killed half-way leaves no dump.json, so every dump.json
+  // on disk is a whole step.
   return Status::Ok();
 }
 
-Status ProbeImpl::EndStep() {
-  if (writer_ == nullptr) return Status::Ok();
+Status ProbeImpl::CollectWrites() {
   std::vector<BackgroundWriter::Failure> failed;
   Status st = files_->Drain(&failed);
   for (BackgroundWriter::Failure& f : failed) {
-    // The step's Status reports these; no warning per file.
-    NoteSkip(std::filesystem::path(f.path).filename().string(),
-             "tensor file not written: " + f.reason, /*warn=*/false);
+    // The Status reports these; no warning per file.
+    if (f.task) {  // an earlier step's dump.json
+      NoteSkip(std::move(f.path),
+               "not written: " + f.reason + " (that step's entries are lost)",
+               /*warn=*/false);
+    } else {
+      NoteSkip(std::filesystem::path(f.path).filename().string(),
+               "tensor file not written: " + f.reason, /*warn=*/false);
+    }
   }
-  Status save = summarizer_.TakeError();
-  if (st.ok()) st = save;
+  return st;
+}
+
+namespace {
+
+// Both failures, the worse (`first`) first.
+Status Both(const Status& first, const Status& second) {
+  if (first.ok()) return second;
+  if (second.ok()) return first;
+  return Status::IoError(first.message(), "also " + second.message());
+}
+
+// One step's dump.json (and construct.json), encoded and written on the
+// background thread, after the step's tensor files.
+struct StepWrite {
+  std::unique_ptr<DumpWriter> writer;
+  std::vector<std::string> names;
+  std::vector<PyValue> values;
+  std::vector<std::pair<std::string, std::string>> parents;
+  PyValue skipped;  // None: nothing skipped
+
+  Status Write() {
+    for (size_t i = 0; i < values.size(); ++i) {
+      writer->AddEntry(names[i], values[i]);
+    }
+    for (const auto& [name, parent] : parents) {
+      writer->SetParent(name,
+                        parent.empty() ? PyValue() : PyValue::Str(parent));
+    }
+    if (!skipped.is_none()) writer->SetExtra("skipped", std::move(skipped));
+    return writer->Flush();
+  }
+};
+
+// Removes a rank dir and its step dir if they are empty.
+void RemoveIfEmpty(const std::string& rank_dir) {
+  std::error_code ec;
+  std::filesystem::remove(rank_dir, ec);
+  std::filesystem::remove(std::filesystem::path(rank_dir).parent_path(), ec);
+}
+
+}  // namespace
+
+Status ProbeImpl::EndStep(bool drop_if_empty) {
+  if (writer_ == nullptr) return Status::Ok();
+  Status st = CollectWrites();
+  st = Both(st, summarizer_.TakeError());
   FlushModuleBackwards();
   summarizer_.Resolve(&pending_);
   summarizer_.ClearCache();
   for (TensorSummarizer::Skip& s : summarizer_.TakeSkips()) {
     NoteSkip(std::move(s.what), std::move(s.why));
   }
-  for (size_t i = 0; i < pending_.size(); ++i) {
-    writer_->AddEntry(pending_names_[i], pending_[i]);
-  }
-  for (const auto& [name, parent] : parents_) {
-    writer_->SetParent(name, parent.empty() ? PyValue() : PyValue::Str(parent));
-  }
-  pending_.clear();
-  pending_names_.clear();
-  parents_.clear();
-  if (!skipped_.empty()) writer_->SetExtra("skipped", SkippedValue());
-  Status flushed = writer_->Flush();
-  if (flushed.ok()) {
-    skipped_.clear();
-    skipped_more_ = 0;
-  } else {
-    // The next dump.json written says what this step lost.
-    std::string step_dir =
-        "step" + std::to_string(step_) + "/rank" + std::to_string(rank_);
-    for (SkipNote& n : skipped_) {
-      if (n.what.rfind("step", 0) != 0) n.what = step_dir + "/" + n.what;
-    }
-    NoteSkip(
-        step_dir + "/dump.json",
-        "not written: " + flushed.message() + " (the step's entries are lost)",
-        /*warn=*/false);
-  }
-  if (!flushed.ok()) {  // the worse loss first
-    st = st.ok() ? flushed
-                 : Status::IoError(flushed.message(), "also " + st.message());
-  }
   summarizer_.set_dump_writer(nullptr);
-  writer_.reset();
+  if (drop_if_empty && pending_.empty() && skipped_.empty()) {
+    // A step begun but never run (Stop right after the last Step).
+    std::string dir = writer_->dir();
+    writer_.reset();
+    RemoveIfEmpty(dir);
+    return st;
+  }
+  auto job = std::make_shared<StepWrite>();
+  job->writer = std::move(writer_);
+  job->names.swap(pending_names_);
+  job->values.swap(pending_);
+  job->parents.swap(parents_);
+  if (!skipped_.empty()) job->skipped = SkippedValue();
+  skipped_.clear();
+  skipped_more_ = 0;
+  files_->EnqueueTask("step" + std::to_string(step_) + "/rank" +
+                          std::to_string(rank_) + "/dump.json",
+                      [job] { return job->Write(); });
+  if (!options_.write_behind) st = Both(CollectWrites(), st);
   return st;
 }
 
@@ -240,23 +278,13 @@ Status ProbeImpl::Stop() {
     at::removeCallback(callback_);
     callback_ = 0;
   }
-  // A step begun but never run (Stop right after the last Step) leaves no
-  // directory behind.
-  std::string empty_step;
-  if (writer_ != nullptr && entries_in_step_ == 0 && skipped_.empty()) {
-    empty_step = config_.dump_path + "/step" + std::to_string(step_);
-  }
-  Status st = EndStep();
-  // Nothing but carried skips, and those could not be written either.
-  if (empty_step.empty() && !st.ok() && entries_in_step_ == 0) {
-    empty_step = config_.dump_path + "/step" + std::to_string(step_);
-  }
-  if (!empty_step.empty()) {
-    std::error_code ec;
-    std::filesystem::remove_all(empty_step + "/rank" + std::to_string(rank_),
-                                ec);
-    std::filesystem::remove(empty_step, ec);  // only if now empty
-  }
+  std::string last_dir = writer_ == nullptr ? "" : writer_->dir();
+  Status st = EndStep(/*drop_if_empty=*/true);
+  // The last dump.json is on disk (or failed) when Stop returns.
+  st = Both(CollectWrites(), st);
+  if (!last_dir.empty()) RemoveIfEmpty(last_dir);  // its dump.json failed
+  skipped_.clear();  // nowhere left to say them; the Status does
+  skipped_more_ = 0;
   active_ = false;
   g_active_probe.store(nullptr, std::memory_order_release);
   return st;

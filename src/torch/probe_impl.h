@@ -111,7 +111,13 @@ class ProbeImpl {
   static constexpr size_t kMaxSkipNotes = 100;  // per dump.json
 
   Status BeginStep();
-  Status EndStep();
+  // Ends the step: its dump.json is queued on files_ (after its tensor
+  // files) and written in the background; with !options_.write_behind,
+  // waited for. drop_if_empty: a step with no entries leaves nothing.
+  Status EndStep(bool drop_if_empty = false);
+  // Waits for files_ and notes what it could not write (tensor files, an
+  // earlier step's dump.json) as skips of the next dump.json.
+  Status CollectWrites();
   // The "skipped" value of dump.json for skipped_.
   PyValue SkippedValue() const;
   void AddEntry(std::string name, PyValue value);

@@ -11,6 +11,7 @@
 #include <condition_variable>
 #include <cstddef>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -32,11 +33,18 @@ class BackgroundWriter {
   // tensor larger than the bound is accepted when the queue is empty.
   void Enqueue(std::string path, Tensor t);
 
-  // A file that could not be written, and why (e.g. "No space left on
-  // device").
+  // Queues `task` to run on the worker thread after everything queued
+  // before it (a probe writes a step's dump.json this way, after the step's
+  // tensor files). A failed task counts like a file not written, named
+  // `what`.
+  void EnqueueTask(std::string what, std::function<Status()> task);
+
+  // A file (or task) that could not be written, and why (e.g. "No space
+  // left on device").
   struct Failure {
-    std::string path;
+    std::string path;  // the file, or the task's `what`
     std::string reason;
+    bool task = false;
   };
 
   // Waits until every queued file is written; returns the first error since
@@ -52,6 +60,7 @@ class BackgroundWriter {
   struct Job {
     std::string path;
     Tensor tensor;
+    std::function<Status()> task;  // set: run it instead of writing a file
   };
   void Run();
 

@@ -20,9 +20,10 @@
 // its forward. Level L0/mix adds module entries through ModuleScope.
 //
 // Step N of rank R goes to {dump_path}/step{N}/rank{R}/. dump.json is
-// written atomically at every Step() and at Stop(), so a process killed
-// mid-run leaves a readable dump of every finished step. Tensor files are
-// written on a background thread through a queue bounded in bytes.
+// written atomically, once per step, after the step's tensor files, on a
+// background thread (ProbeOptions::write_behind), so a process killed
+// mid-run leaves a readable dump of every finished step but possibly the
+// last. Tensor files go through the same thread's queue, bounded in bytes.
 // Statistics of CPU tensors come from lockstep's one-pass kernel; those of
 // other devices are reduced on the device and fetched once per step (no
 // host sync per tensor).
@@ -62,6 +63,12 @@ struct ProbeOptions {
   // that `lockstep compare` can warn when two runs' environments differ.
   bool write_env = true;
   std::vector<std::pair<std::string, std::string>> run_info;
+  // Encode and write each step's dump.json on the background thread while
+  // the next step trains (it is most of the probe's per-step cost). A
+  // process killed mid-run then keeps every step but possibly the last one
+  // finished; Stop() waits for all. false: Step() returns only when the
+  // step's dump.json is on disk.
+  bool write_behind = true;
 };
 
 class ProbeImpl;
@@ -78,10 +85,14 @@ class Probe {
   // Begins dumping step first_step. Errors: InvalidArgument when another
   // probe is active or this one already is; IoError for the dump dir.
   Status Start();
-  // Ends the current step (dump.json written, tensor files drained) and
-  // begins the next. Returns the first error of the step (disk full, ...).
+  // Ends the current step (its tensor files drained, its dump.json queued)
+  // and begins the next. Returns the first I/O error of the step's tensor
+  // files and, written behind, of the previous step's dump.json (disk
+  // full, ...); what was lost is also listed under "skipped" in the next
+  // dump.json. The probe goes on after an error.
   Status Step();
-  // Ends the current step and removes the callbacks. Idempotent.
+  // Ends the current step, waits until every file is written, and removes
+  // the callbacks. Idempotent.
   Status Stop();
 
   bool active() const;
