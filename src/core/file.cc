@@ -97,23 +97,52 @@ StatusOr<std::string> ReadFileToString(const std::string& path) {
   return out;
 }
 
-Status WriteFileAtomic(const std::string& path, std::string_view data) {
-  std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return ErrnoStatus(path, "cannot create");
+namespace {
+
+// Writes all of `data` to `fd`, retrying on EINTR; errno is kept on failure.
+bool WriteAll(int fd, std::string_view data) {
   const char* p = data.data();
   size_t left = data.size();
   while (left > 0) {
     ssize_t n = ::write(fd, p, left);
     if (n < 0) {
       if (errno == EINTR) continue;
-      Status s = ErrnoStatus(path, "write failed");
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return s;
+      return false;
     }
     p += n;
     left -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+}  // namespace
+
+Status WriteFileDirect(const std::string& path, std::string_view data) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return ErrnoStatus(path, "cannot create");
+  if (!WriteAll(fd, data)) {
+    Status s = ErrnoStatus(path, "write failed");
+    ::close(fd);
+    ::unlink(path.c_str());
+    return s;
+  }
+  if (::close(fd) != 0) {
+    Status s = ErrnoStatus(path, "close failed");
+    ::unlink(path.c_str());
+    return s;
+  }
+  return Status::Ok();
+}
+
+Status WriteFileAtomic(const std::string& path, std::string_view data) {
+  std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return ErrnoStatus(path, "cannot create");
+  if (!WriteAll(fd, data)) {
+    Status s = ErrnoStatus(path, "write failed");
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    return s;
   }
   if (::close(fd) != 0) {
     Status s = ErrnoStatus(path, "close failed");

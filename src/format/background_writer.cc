@@ -1,11 +1,17 @@
 #include "lockstep/format/background_writer.h"
 
+#include <algorithm>
+
 #include "lockstep/format/npy.h"
 
 namespace lockstep {
 
-BackgroundWriter::BackgroundWriter(size_t max_queued_bytes)
-    : max_bytes_(max_queued_bytes), worker_([this] { Run(); }) {}
+BackgroundWriter::BackgroundWriter(size_t max_queued_bytes, int threads)
+    : max_bytes_(max_queued_bytes) {
+  for (int i = 0; i < std::max(threads, 1); ++i) {
+    workers_.emplace_back([this] { Run(); });
+  }
+}
 
 BackgroundWriter::~BackgroundWriter() {
   {
@@ -13,7 +19,7 @@ BackgroundWriter::~BackgroundWriter() {
     stop_ = true;
   }
   not_empty_.notify_all();
-  worker_.join();
+  for (std::thread& t : workers_) t.join();
 }
 
 void BackgroundWriter::Enqueue(std::string path, Tensor t) {
@@ -36,7 +42,7 @@ void BackgroundWriter::EnqueueTask(std::string what,
 
 Status BackgroundWriter::Drain(std::vector<Failure>* failed) {
   std::unique_lock<std::mutex> lock(mu_);
-  idle_.wait(lock, [&] { return jobs_.empty() && !busy_; });
+  idle_.wait(lock, [&] { return jobs_.empty() && busy_ == 0; });
   Status st = first_error_;
   if (errors_ > 1) {
     st = st.WithContext(std::to_string(errors_) +
@@ -57,19 +63,28 @@ size_t BackgroundWriter::files_written() const {
 void BackgroundWriter::Run() {
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
-    not_empty_.wait(lock, [&] { return stop_ || !jobs_.empty(); });
+    // A task waits at the front until the jobs before it are done.
+    not_empty_.wait(lock, [&] {
+      return (stop_ && jobs_.empty()) ||
+             (!jobs_.empty() && (!jobs_.front().task || busy_ == 0));
+    });
     if (jobs_.empty()) return;  // stop_ and nothing left
     Job job = std::move(jobs_.front());
     jobs_.pop_front();
-    busy_ = true;
+    ++busy_;
     lock.unlock();
     bool is_task = static_cast<bool>(job.task);
-    Status st = is_task ? job.task() : WriteNpy(job.path, job.tensor);
+    // In place, not temporary file + rename (half the file-system work):
+    // the probe writes dump.json after the files, and a failed write
+    // leaves no file.
+    NpyWriteOptions direct;
+    direct.atomic = false;
+    Status st = is_task ? job.task() : WriteNpy(job.path, job.tensor, direct);
     size_t bytes = is_task ? 0 : job.tensor.nbytes();
     std::string path = std::move(job.path);
     job = Job{};  // release the tensor's memory before taking the lock
     lock.lock();
-    busy_ = false;
+    --busy_;
     queued_bytes_ -= bytes;
     if (st.ok()) {
       if (!is_task) ++written_;
@@ -80,7 +95,9 @@ void BackgroundWriter::Run() {
       }
     }
     not_full_.notify_all();
-    if (jobs_.empty()) idle_.notify_all();
+    // A task at the front may now run; Drain may be done.
+    not_empty_.notify_all();
+    if (jobs_.empty() && busy_ == 0) idle_.notify_all();
   }
 }
 

@@ -195,7 +195,9 @@ std::string EncodeNpy(const Tensor& t, const NpyWriteOptions& options) {
 
 Status WriteNpy(const std::string& path, const Tensor& t,
                 const NpyWriteOptions& options) {
-  return WriteFileAtomic(path, EncodeNpy(t, options));
+  std::string bytes = EncodeNpy(t, options);
+  return options.atomic ? WriteFileAtomic(path, bytes)
+                        : WriteFileDirect(path, bytes);
 }
 
 }  // namespace lockstep

@@ -60,6 +60,26 @@ TEST(FileTest, DirectoryIsRejected) {
 TEST(FileTest, UnwritableTargetFailsCleanly) {
   Status s = WriteFileAtomic("/nonexistent/dir/out.json", "x");
   EXPECT_FALSE(s.ok());
+  Status d = WriteFileDirect("/nonexistent/dir/out.npy", "x");
+  EXPECT_FALSE(d.ok());
+  EXPECT_NE(d.message().find("/nonexistent/dir/out.npy"), std::string::npos)
+      << d.message();
+}
+
+TEST(FileTest, DirectWriteTruncatesAndLeavesOneFile) {
+  std::string dir = TempDir() + "_direct";
+  std::filesystem::create_directories(dir);
+  std::string path = dir + "/t.npy";
+  ASSERT_TRUE(WriteFileDirect(path, std::string(5000, 'a')).ok());
+  ASSERT_TRUE(WriteFileDirect(path, "bb").ok());  // shorter: truncated
+  auto s = ReadFileToString(path);
+  ASSERT_TRUE(s.ok());
+  EXPECT_EQ(*s, "bb");
+  int files = 0;
+  for (auto& e : std::filesystem::directory_iterator(dir))
+    files += e.is_regular_file();
+  EXPECT_EQ(files, 1);
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

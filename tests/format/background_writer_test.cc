@@ -73,10 +73,48 @@ TEST_F(BackgroundWriterTest, FilesEqualNumpySaveBytes) {
   }
 }
 
-TEST_F(BackgroundWriterTest, WritesInEnqueueOrder) {
+TEST_F(BackgroundWriterTest, TaskRunsAfterEveryFileQueuedBeforeIt) {
+  BackgroundWriter w(size_t{256} << 20, /*threads=*/4);
+  for (int round = 0; round < 20; ++round) {
+    std::vector<std::string> paths;
+    for (int i = 0; i < 30; ++i) {
+      paths.push_back(
+          Path("r" + std::to_string(round) + "_" + std::to_string(i) + ".npy"));
+      w.Enqueue(paths.back(), Floats(4096, i));
+    }
+    std::string expected = EncodeNpy(Floats(4096, 29));
+    w.EnqueueTask("check", [this, paths, expected] {
+      for (const std::string& p : paths) {
+        if (!fs::exists(p)) return Status::Internal(p, "not written yet");
+      }
+      if (Slurp(paths.back()) != expected) {
+        return Status::Internal(paths.back(), "incomplete");
+      }
+      return Status::Ok();
+    });
+  }
+  std::vector<BackgroundWriter::Failure> failed;
+  Status st = w.Drain(&failed);
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  EXPECT_EQ(w.files_written(), 600u);  // tasks are not counted as files
+}
+
+TEST_F(BackgroundWriterTest, FailedTaskIsListedAsATask) {
+  BackgroundWriter w;
+  w.EnqueueTask("step3/rank0/dump.json",
+                [] { return Status::IoError("dump.json", "disk full"); });
+  std::vector<BackgroundWriter::Failure> failed;
+  EXPECT_EQ(w.Drain(&failed).code(), StatusCode::kIoError);
+  ASSERT_EQ(failed.size(), 1u);
+  EXPECT_TRUE(failed[0].task);
+  EXPECT_EQ(failed[0].path, "step3/rank0/dump.json");
+  EXPECT_EQ(failed[0].reason, "dump.json: disk full");
+}
+
+TEST_F(BackgroundWriterTest, OneThreadWritesInEnqueueOrder) {
   // Every job writes the same path: the file holds the last one enqueued
   // only if the jobs ran in order.
-  BackgroundWriter w;
+  BackgroundWriter w(size_t{256} << 20, /*threads=*/1);
   for (int i = 0; i < 200; ++i) w.Enqueue(Path("same.npy"), Floats(64, i));
   ASSERT_TRUE(w.Drain().ok());
   EXPECT_EQ(w.files_written(), 200u);

@@ -53,6 +53,12 @@ StatusOr<std::string> ReadFileToString(const std::string& path);
 // removed and `path` is untouched.
 Status WriteFileAtomic(const std::string& path, std::string_view data);
 
+// Writes `data` to `path` in place (created or truncated): one file
+// creation instead of two names, for files whose completeness another file
+// vouches for (a probe's tensor files: dump.json is written after them). On
+// failure `path` is removed, so no partial file is left.
+Status WriteFileDirect(const std::string& path, std::string_view data);
+
 // Creates a directory and its parents; OK if it exists.
 Status CreateDirs(const std::string& path);
 

@@ -3,8 +3,12 @@
 // in bytes: Enqueue blocks while more than `max_queued_bytes` wait, so a
 // slow disk slows training down instead of exhausting memory.
 //
+// Files are written by `threads` worker threads (default 1; more can keep
+// several writes in flight on a file system that waits on the disk). A task
+// (EnqueueTask) runs alone, after every job queued before it is done.
+//
 // Thread safety: Enqueue, Drain and the destructor may be called from any
-// threads; files are written in the order they were enqueued.
+// threads. With threads == 1, files are written in the order enqueued.
 #ifndef LOCKSTEP_FORMAT_BACKGROUND_WRITER_H_
 #define LOCKSTEP_FORMAT_BACKGROUND_WRITER_H_
 
@@ -24,13 +28,15 @@ namespace lockstep {
 
 class BackgroundWriter {
  public:
-  explicit BackgroundWriter(size_t max_queued_bytes = size_t{256} << 20);
+  explicit BackgroundWriter(size_t max_queued_bytes = size_t{256} << 20,
+                            int threads = 1);
   ~BackgroundWriter();  // writes what is queued, then joins
   BackgroundWriter(const BackgroundWriter&) = delete;
   BackgroundWriter& operator=(const BackgroundWriter&) = delete;
 
-  // Queues `t` to be written to `path` (numpy.save bytes, atomically). A
-  // tensor larger than the bound is accepted when the queue is empty.
+  // Queues `t` to be written to `path` (numpy.save bytes, written in place;
+  // a failed write leaves no file). A tensor larger than the bound is
+  // accepted when the queue is empty.
   void Enqueue(std::string path, Tensor t);
 
   // Queues `task` to run on the worker thread after everything queued
@@ -69,13 +75,13 @@ class BackgroundWriter {
   std::condition_variable not_full_, not_empty_, idle_;
   std::deque<Job> jobs_;
   size_t queued_bytes_ = 0;
-  bool busy_ = false;
+  int busy_ = 0;  // jobs being run
   bool stop_ = false;
   Status first_error_;
   size_t errors_ = 0;
   std::vector<Failure> failures_;
   size_t written_ = 0;
-  std::thread worker_;
+  std::vector<std::thread> workers_;
 };
 
 }  // namespace lockstep

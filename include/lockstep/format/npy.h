@@ -87,6 +87,9 @@ enum class NpyBFloat16 {
 
 struct NpyWriteOptions {
   NpyBFloat16 bfloat16 = NpyBFloat16::kWidenToFloat32;
+  // false: write the file in place (core/file.h WriteFileDirect; a failed
+  // write leaves no file) instead of temporary file + rename.
+  bool atomic = true;
 };
 
 // numpy's descr for a dtype: "<f4", "|b1", "|u1", ... For bfloat16:
@@ -99,7 +102,8 @@ std::string NpyDescr(DType dtype);
 // little-endian. REQUIRES: t's data is valid for t.nbytes() bytes.
 std::string EncodeNpy(const Tensor& t, const NpyWriteOptions& options = {});
 
-// Writes EncodeNpy(t) to `path` atomically (temporary file + rename).
+// Writes EncodeNpy(t) to `path`, atomically (temporary file + rename)
+// unless options.atomic is false.
 Status WriteNpy(const std::string& path, const Tensor& t,
                 const NpyWriteOptions& options = {});
 
