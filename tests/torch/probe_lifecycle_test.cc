@@ -72,6 +72,33 @@ TEST_F(ProbeTest, KilledMidStepLeavesEveryFinishedStepReadable) {
   }
 }
 
+TEST_F(ProbeTest, WriteBehindWritesTheSameDumpFiles) {
+  std::string text[2];
+  for (bool behind : {false, true}) {
+    ProbeConfig c = Config(ProbeTask::kMd5);
+    c.dump_path = (dir_ / (behind ? "behind" : "sync")).string();
+    ProbeOptions o;
+    o.write_behind = behind;
+    o.write_env = false;
+    auto p = MakeProbe(c, o);
+    Tiny m;
+    ASSERT_TRUE(p->Start().ok());
+    for (int step = 0; step < 3; ++step) {
+      RunTiny(m);
+      ASSERT_TRUE(p->Step().ok());
+    }
+    ASSERT_TRUE(p->Stop().ok());  // waits for the last one
+    for (int step = 0; step < 3; ++step) {
+      StatusOr<std::string> t = ReadFileToString(
+          RankDir(step, 0, behind ? "behind" : "sync") + "/dump.json");
+      ASSERT_TRUE(t.ok()) << t.status().ToString();
+      text[behind] += *t;
+    }
+    EXPECT_FALSE(fs::exists(c.dump_path + "/step3")) << "empty last step";
+  }
+  EXPECT_EQ(text[0], text[1]);
+}
+
 TEST_F(ProbeTest, SecondActiveProbeCannotStart) {
   ProbeConfig c2 = Config();
   c2.dump_path = (dir_ / "other").string();

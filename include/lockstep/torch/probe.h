@@ -20,10 +20,11 @@
 // its forward. Level L0/mix adds module entries through ModuleScope.
 //
 // Step N of rank R goes to {dump_path}/step{N}/rank{R}/. dump.json is
-// written atomically, once per step, after the step's tensor files, on a
-// background thread (ProbeOptions::write_behind), so a process killed
-// mid-run leaves a readable dump of every finished step but possibly the
-// last. Tensor files go through the same thread's queue, bounded in bytes.
+// written atomically, once per step, after the step's tensor files, so a
+// process killed mid-run leaves a readable dump of every finished step
+// (ProbeOptions::write_behind trades the last one for writing in the
+// background). Tensor files are written on a background thread through a
+// queue bounded in bytes.
 // Statistics of CPU tensors come from lockstep's one-pass kernel; those of
 // other devices are reduced on the device and fetched once per step (no
 // host sync per tensor).
@@ -64,11 +65,12 @@ struct ProbeOptions {
   bool write_env = true;
   std::vector<std::pair<std::string, std::string>> run_info;
   // Encode and write each step's dump.json on the background thread while
-  // the next step trains (it is most of the probe's per-step cost). A
-  // process killed mid-run then keeps every step but possibly the last one
-  // finished; Stop() waits for all. false: Step() returns only when the
-  // step's dump.json is on disk.
-  bool write_behind = true;
+  // the next step trains. Off by default: Step() returns when the step's
+  // dump.json is on disk, so a process killed mid-run keeps every finished
+  // step. On: a kill may lose the last finished step; it pays where a core
+  // is idle (on this project's 2-core VM, busy with OpenBLAS's threads,
+  // it measured no faster). Stop() waits for all either way.
+  bool write_behind = false;
 };
 
 class ProbeImpl;
@@ -85,10 +87,10 @@ class Probe {
   // Begins dumping step first_step. Errors: InvalidArgument when another
   // probe is active or this one already is; IoError for the dump dir.
   Status Start();
-  // Ends the current step (its tensor files drained, its dump.json queued)
-  // and begins the next. Returns the first I/O error of the step's tensor
-  // files and, written behind, of the previous step's dump.json (disk
-  // full, ...); what was lost is also listed under "skipped" in the next
+  // Ends the current step (tensor files drained, dump.json written, or
+  // queued with write_behind) and begins the next. Returns the first I/O
+  // error of the step's files (with write_behind: the previous step's
+  // dump.json); what was lost is also listed under "skipped" in the next
   // dump.json. The probe goes on after an error.
   Status Step();
   // Ends the current step, waits until every file is written, and removes
