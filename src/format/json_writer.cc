@@ -130,13 +130,15 @@ void AppendPyJsonString(std::string_view s, std::string* out) {
   *out += '"';
   size_t i = 0;
   while (i < s.size()) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
-      *out += static_cast<char>(c);  // the common case
-      ++i;
-      continue;
+    size_t run = i;  // printable ASCII needing no escape: appended at once
+    while (run < s.size()) {
+      unsigned char c = static_cast<unsigned char>(s[run]);
+      if (c < 0x20 || c >= 0x7f || c == '"' || c == '\\') break;
+      ++run;
     }
-    AppendEscaped(DecodeUtf8(s, &i), out);
+    out->append(s.data() + i, run - i);
+    i = run;
+    if (i < s.size()) AppendEscaped(DecodeUtf8(s, &i), out);
   }
   *out += '"';
 }
@@ -147,7 +149,8 @@ void AppendPyJsonFloat(double d, std::string* out) {
   } else if (std::isinf(d)) {
     *out += d > 0 ? "Infinity" : "-Infinity";
   } else {
-    *out += PyFloatRepr(d);
+    char buf[kPyFloatReprMax];
+    out->append(buf, static_cast<size_t>(PyFloatReprTo(d, buf)));
   }
 }
 

@@ -8,51 +8,71 @@
 
 namespace lockstep {
 
-std::string PyFloatRepr(double x) {
-  if (std::isnan(x)) return "nan";
-  if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
-  std::string out;
+int PyFloatReprTo(double x, char* buf) {
+  char* out = buf;
+  auto put = [&out](std::string_view s) {
+    for (char c : s) *out++ = c;
+  };
+  if (std::isnan(x)) {
+    put("nan");
+    return static_cast<int>(out - buf);
+  }
   if (std::signbit(x)) {
-    out.push_back('-');
+    *out++ = '-';
     x = -x;
   }
-  if (x == 0) return out + "0.0";
-  char buf[64];
+  if (std::isinf(x)) {
+    put("inf");
+    return static_cast<int>(out - buf);
+  }
+  if (x == 0) {
+    put("0.0");
+    return static_cast<int>(out - buf);
+  }
+  // Shortest round-trip digits d.ddde[+-]xx: at most 17 digits.
+  char sci[40];
   auto res =
-      std::to_chars(buf, buf + sizeof(buf), x, std::chars_format::scientific);
-  std::string_view sci(buf, static_cast<size_t>(res.ptr - buf));
-  size_t epos = sci.find('e');
-  std::string digits;
-  for (char c : sci.substr(0, epos)) {
-    if (c != '.') digits.push_back(c);
+      std::to_chars(sci, sci + sizeof(sci), x, std::chars_format::scientific);
+  char digits[20];
+  int n = 0;
+  const char* p = sci;
+  for (; p < res.ptr && *p != 'e'; ++p) {
+    if (*p != '.') digits[n++] = *p;
   }
-  int exp10 = std::atoi(std::string(sci.substr(epos + 1)).c_str());
+  int exp10 = 0;
+  std::from_chars(p + 1 + (p[1] == '+'), res.ptr, exp10);
   int decpt = exp10 + 1;  // value = 0.digits * 10^decpt
-  int n = static_cast<int>(digits.size());
   if (decpt <= -4 || decpt > 16) {
-    out.push_back(digits[0]);
+    *out++ = digits[0];
     if (n > 1) {
-      out.push_back('.');
-      out.append(digits, 1, std::string::npos);
+      *out++ = '.';
+      put(std::string_view(digits + 1, static_cast<size_t>(n - 1)));
     }
-    char ebuf[16];
-    std::snprintf(ebuf, sizeof(ebuf), "e%c%02d", exp10 < 0 ? '-' : '+',
-                  std::abs(exp10));
-    out.append(ebuf);
+    *out++ = 'e';
+    *out++ = exp10 < 0 ? '-' : '+';
+    int e = std::abs(exp10);
+    if (e >= 100) *out++ = static_cast<char>('0' + e / 100);
+    *out++ = static_cast<char>('0' + e / 10 % 10);
+    *out++ = static_cast<char>('0' + e % 10);
   } else if (decpt <= 0) {
-    out.append("0.");
-    out.append(static_cast<size_t>(-decpt), '0');
-    out.append(digits);
+    put("0.");
+    for (int k = 0; k < -decpt; ++k) *out++ = '0';
+    put(std::string_view(digits, static_cast<size_t>(n)));
   } else if (decpt < n) {
-    out.append(digits, 0, static_cast<size_t>(decpt));
-    out.push_back('.');
-    out.append(digits, static_cast<size_t>(decpt), std::string::npos);
+    put(std::string_view(digits, static_cast<size_t>(decpt)));
+    *out++ = '.';
+    put(std::string_view(digits + decpt, static_cast<size_t>(n - decpt)));
   } else {
-    out.append(digits);
-    out.append(static_cast<size_t>(decpt - n), '0');
-    out.append(".0");
+    put(std::string_view(digits, static_cast<size_t>(n)));
+    for (int k = n; k < decpt; ++k) *out++ = '0';
+    put(".0");
   }
-  return out;
+  return static_cast<int>(out - buf);
+}
+
+std::string PyFloatRepr(double x) {
+  char buf[kPyFloatReprMax];
+  return std::string(buf, static_cast<size_t>(PyFloatReprTo(x, buf)));
 }
 
 double RoundTo12Decimals(double x) {

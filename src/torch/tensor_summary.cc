@@ -84,6 +84,15 @@ std::vector<PyValue> HostStats(const at::Tensor& host, bool* overflow) {
           PyValue::Int(static_cast<int64_t>(s.min)), PyValue(), PyValue()};
 }
 
+// `t`'s elements in contiguous CPU memory: `t` itself when it is a
+// contiguous CPU tensor (the common case: no new TensorImpl), else a copy.
+at::Tensor HostView(const at::Tensor& t) {
+  if (t.device().is_cpu() && t.is_contiguous()) return t;
+  at::Tensor host = t.detach();
+  if (!host.device().is_cpu()) host = host.to(at::kCPU);
+  return host.contiguous();
+}
+
 // Why the probe cannot summarize `t`, or "" when it can.
 std::string UnreadableReason(const at::Tensor& t) {
   if (t.is_nested()) return "nested tensor: not summarized";
@@ -123,10 +132,7 @@ PyValue TensorSummarizer::Stats(const at::Tensor& t, bool* overflow) {
     }
     return PyValue::List(*hit);
   }
-  at::Tensor host = t.detach();
-  if (!host.device().is_cpu()) host = host.to(at::kCPU);
-  host = host.contiguous();
-  std::vector<PyValue> v = HostStats(host, overflow);
+  std::vector<PyValue> v = HostStats(HostView(t), overflow);
   Remember(t, v);
   return PyValue::List(std::move(v));
 }
@@ -215,7 +221,7 @@ PyValue TensorSummarizer::Tensor(const at::Tensor& t, const std::string& stem,
     if (!name.empty()) f.emplace_back("data_name", PyValue::Str(name));
   }
   if (mode_.crc && FromScalarType(t.scalar_type())) {
-    at::Tensor host = t.detach().to(at::kCPU).contiguous();
+    at::Tensor host = HostView(t);
     uint32_t crc = Crc32(std::string_view(
         static_cast<const char*>(host.data_ptr()), host.nbytes()));
     char hex[9];

@@ -13,6 +13,11 @@ namespace lockstep {
 // "-inf", "-0.0"; fixed notation always has a '.' ("1.0").
 std::string PyFloatRepr(double x);
 
+// The same characters written to `buf` (no allocation); returns how many.
+// kPyFloatReprMax bytes always suffice.
+inline constexpr int kPyFloatReprMax = 32;
+int PyFloatReprTo(double x, char* buf);
+
 // Python's float('{:.12f}'.format(x)): x rounded to 12 decimal places
 // (correctly rounded, ties to even), as msprobe's format_value does.
 // NaN and infinities pass through.
