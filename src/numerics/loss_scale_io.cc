@@ -45,7 +45,8 @@ StatusOr<LossScaleOptions> ReadOptions(KeyValueReader* r) {
   o.drop_overflow_update = r->Bool("drop_overflow_update");
   LOCKSTEP_RETURN_IF_ERROR(r->status());
   Status valid = LossScaleState::Validate(o);
-  if (!valid.ok()) return Status::Corruption(kLossScaleSubject, valid.message());
+  if (!valid.ok())
+    return Status::Corruption(kLossScaleSubject, valid.message());
   return o;
 }
 
@@ -53,7 +54,8 @@ StatusOr<LossScaleOptions> ReadOptions(KeyValueReader* r) {
 
 std::string LossScaleState::SaveState() const {
   const LossScaleOptions& o = options_;
-  std::string out = std::string(kLossScaleMagic) + " " + std::to_string(kLossScaleVersion) + "\n";
+  std::string out = std::string(kLossScaleMagic) + " " +
+                    std::to_string(kLossScaleVersion) + "\n";
   auto put = [&](const char* k, const std::string& v) {
     internal::PutKeyValue(&out, k, v);
   };
@@ -86,8 +88,8 @@ std::string LossScaleState::SaveState() const {
 
 StatusOr<LossScaleState> LossScaleState::LoadState(std::string_view text) {
   KeyValues fields;
-  LOCKSTEP_RETURN_IF_ERROR(
-      internal::ParseKeyValueText(text, kLossScaleMagic, kLossScaleVersion, kLossScaleSubject, &fields));
+  LOCKSTEP_RETURN_IF_ERROR(internal::ParseKeyValueText(
+      text, kLossScaleMagic, kLossScaleVersion, kLossScaleSubject, &fields));
   KeyValueReader r(fields, kLossScaleSubject);
   LOCKSTEP_ASSIGN_OR_RETURN(LossScaleOptions o, ReadOptions(&r));
   LossScaleState s(o);
@@ -103,8 +105,9 @@ StatusOr<LossScaleState> LossScaleState::LoadState(std::string_view text) {
   LOCKSTEP_RETURN_IF_ERROR(r.status());
   if (!std::isfinite(s.scale_) || s.scale_ < o.min_scale ||
       s.scale_ > o.max_scale) {
-    return Status::Corruption(kLossScaleSubject, "scale " + HexDouble(s.scale_) +
-                                            " outside [min_scale, max_scale]");
+    return Status::Corruption(
+        kLossScaleSubject,
+        "scale " + HexDouble(s.scale_) + " outside [min_scale, max_scale]");
   }
   if (s.growth_tracker_ < 0 || s.consecutive_overflows_ < 0 ||
       s.total_skipped_ < 0 || s.iter_ < 0 || s.held_at_min_ < 0 ||

@@ -12,7 +12,6 @@
 namespace lockstep::audit {
 namespace {
 
-
 // Points every fp32 sweep holds, each with its two neighbours on each side:
 // zeros, subnormals, the normal range's ends, small integers, powers of two
 // and ten up to the huge, and k * pi / m (zeros and poles of the trig
