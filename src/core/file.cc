@@ -115,40 +115,36 @@ bool WriteAll(int fd, std::string_view data) {
   return true;
 }
 
-}  // namespace
-
-Status WriteFileDirect(const std::string& path, std::string_view data) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+// Writes `data` to `file` (created or truncated); on failure removes it.
+// Messages name `path`, the file the caller means (`file` may be its
+// temporary name).
+Status WriteNewFile(const std::string& path, const std::string& file,
+                    std::string_view data) {
+  int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return ErrnoStatus(path, "cannot create");
   if (!WriteAll(fd, data)) {
     Status s = ErrnoStatus(path, "write failed");
     ::close(fd);
-    ::unlink(path.c_str());
+    ::unlink(file.c_str());
     return s;
   }
   if (::close(fd) != 0) {
     Status s = ErrnoStatus(path, "close failed");
-    ::unlink(path.c_str());
+    ::unlink(file.c_str());
     return s;
   }
   return Status::Ok();
 }
 
+}  // namespace
+
+Status WriteFileDirect(const std::string& path, std::string_view data) {
+  return WriteNewFile(path, path, data);
+}
+
 Status WriteFileAtomic(const std::string& path, std::string_view data) {
   std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return ErrnoStatus(path, "cannot create");
-  if (!WriteAll(fd, data)) {
-    Status s = ErrnoStatus(path, "write failed");
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    return s;
-  }
-  if (::close(fd) != 0) {
-    Status s = ErrnoStatus(path, "close failed");
-    ::unlink(tmp.c_str());
-    return s;
-  }
+  LOCKSTEP_RETURN_IF_ERROR(WriteNewFile(path, tmp, data));
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     Status s = ErrnoStatus(path, "rename failed");
     ::unlink(tmp.c_str());
