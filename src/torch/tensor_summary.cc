@@ -14,6 +14,8 @@ namespace lockstep {
 namespace {
 
 constexpr char kDeferredMark = '\x01';
+// msprobe's statistics of a tensor, in dump.json's order.
+constexpr const char* kStatKeys[] = {"Max", "Min", "Mean", "Norm"};
 
 PyValue Typed(const char* type, PyValue value) {
   return PyValue::Dict({{"type", PyValue::Str(type)}, {"value", value}});
@@ -203,9 +205,7 @@ PyValue TensorSummarizer::Tensor(const at::Tensor& t, const std::string& stem,
   f.emplace_back("dtype", PyValue::Str(DTypeString(t)));
   if (std::string why = UnreadableReason(t); !why.empty()) {
     f.emplace_back("shape", t.is_nested() ? PyValue() : ShapeValue(t));
-    for (const char* key : {"Max", "Min", "Mean", "Norm"}) {
-      f.emplace_back(key, PyValue());
-    }
+    for (const char* key : kStatKeys) f.emplace_back(key, PyValue());
     f.emplace_back("requires_grad", PyValue::Bool(t.requires_grad()));
     f.emplace_back("skipped", PyValue::Str(why));
     skips_.push_back(Skip{stem, std::move(why)});
@@ -213,8 +213,7 @@ PyValue TensorSummarizer::Tensor(const at::Tensor& t, const std::string& stem,
   }
   f.emplace_back("shape", ShapeValue(t));
   std::vector<PyValue> stats = Stats(t, overflow).TakeItems();
-  const char* keys[] = {"Max", "Min", "Mean", "Norm"};
-  for (int i = 0; i < 4; ++i) f.emplace_back(keys[i], std::move(stats[i]));
+  for (int i = 0; i < 4; ++i) f.emplace_back(kStatKeys[i], std::move(stats[i]));
   f.emplace_back("requires_grad", PyValue::Bool(t.requires_grad()));
   if (mode_.save) {
     std::string name = SaveFile(t, stem);
