@@ -118,8 +118,8 @@ Status ProbeImpl::BeginStep() {
   LOCKSTEP_ASSIGN_OR_RETURN(writer_,
                             DumpWriter::Create(dir, WriterOptions(config_)));
   summarizer_.set_dump_writer(writer_.get());
-  // dump.json is written once, when the step ends (on the background
-  // thread): a step killed half-way leaves no dump.json, so every dump.json
+  // dump.json is written once, when the step ends (after the step's tensor
+  // files): a step killed half-way leaves no dump.json, so every dump.json
   // on disk is a whole step.
   return Status::Ok();
 }
@@ -193,10 +193,9 @@ Status ProbeImpl::EndStep(bool drop_if_empty) {
   }
   summarizer_.set_dump_writer(nullptr);
   if (drop_if_empty && pending_.empty() && skipped_.empty()) {
-    // A step begun but never run (Stop right after the last Step).
-    std::string dir = writer_->dir();
+    // A step begun but never run (Stop right after the last Step): no
+    // dump.json; Stop removes its empty directory.
     writer_.reset();
-    RemoveIfEmpty(dir);
     return st;
   }
   auto job = std::make_shared<StepWrite>();
@@ -267,7 +266,6 @@ Status ProbeImpl::Step() {
   ++step_;
   Status begun = BeginStep();
   if (st.ok()) st = begun;
-  if (!st.ok() && error_.ok()) error_ = st;
   return st;
 }
 
@@ -282,7 +280,9 @@ Status ProbeImpl::Stop() {
   Status st = EndStep(/*drop_if_empty=*/true);
   // The last dump.json is on disk (or failed) when Stop returns.
   st = Both(CollectWrites(), st);
-  if (!last_dir.empty()) RemoveIfEmpty(last_dir);  // its dump.json failed
+  // A last step dropped as empty, or whose dump.json failed, leaves no
+  // empty directory.
+  if (!last_dir.empty()) RemoveIfEmpty(last_dir);
   skipped_.clear();  // nowhere left to say them; the Status does
   skipped_more_ = 0;
   active_ = false;

@@ -163,9 +163,8 @@ class ProbeImpl {
   std::unordered_map<std::string, std::string> api_names_;  // cache
   at::CallbackHandle callback_ = 0;
   uint64_t session_ = 0;
-  Status error_;
-  // Skipped in this step (and in steps whose dump.json could not be
-  // written, carried over with their step in the name).
+  // Skipped in this step, and earlier steps' dump.json files that could not
+  // be written (named step<N>/rank<R>/dump.json).
   std::vector<SkipNote> skipped_;
   size_t skipped_more_ = 0;                 // beyond kMaxSkipNotes
   std::unordered_set<std::string> warned_;  // reasons already logged
