@@ -2,17 +2,15 @@
 // target run, `lockstep compare` must name the operator whose fault was
 // injected as the first divergence.
 #include <gtest/gtest.h>
-#include <sys/mount.h>
 #include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 
 #include "lockstep/core/file.h"
 #include "lockstep/format/json_reader.h"
 #include "testing/run_lockstep.h"
+#include "testing/tmpfs.h"
 
 namespace lockstep {
 namespace {
@@ -158,12 +156,10 @@ TEST_F(LenetProbeTest, UnwritableDumpPathWarnsAndTrainingFinishes) {
 }
 
 TEST_F(LenetProbeTest, FullDiskWarnsEachStepAndTrainingFinishes) {
-  if (::geteuid() != 0) GTEST_SKIP() << "mounting a tmpfs needs root";
   fs::path disk = dir_ / "disk";
   fs::create_directories(disk);
-  if (::mount("tmpfs", disk.c_str(), "tmpfs", 0, "size=512k") != 0) {
-    GTEST_SKIP() << "cannot mount a tmpfs here: " << std::strerror(errno);
-  }
+  std::string why = testing::MountTmpfs(disk.string(), "512k");
+  if (!why.empty()) GTEST_SKIP() << why;
   // Tensor mode writes ~2 MB per LeNet step at batch 8: the 512 KiB disk
   // fills during step 0 and stays full.
   CmdRun r = RunBinary("lenet", "--steps 3 --batch 8 --task tensor --dump " +
@@ -174,7 +170,7 @@ TEST_F(LenetProbeTest, FullDiskWarnsEachStepAndTrainingFinishes) {
       left_over.push_back(f.path().string());
     }
   }
-  ::umount2(disk.c_str(), MNT_DETACH);
+  testing::UnmountTmpfs(disk.string());
   EXPECT_EQ(r.code, 3) << r.out;
   EXPECT_EQ(LossLines(r.out), 3) << r.out;
   for (int step : {0, 1, 2}) {

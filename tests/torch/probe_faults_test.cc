@@ -3,16 +3,14 @@
 // goes on, the probe's Status says what failed, and dump.json lists what was
 // skipped under "skipped".
 #include <gtest/gtest.h>
-#include <sys/mount.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
-#include <cstring>
 #include <fstream>
 
 #include "lockstep/torch/probe.h"
+#include "testing/tmpfs.h"
 #include "torch/probe_testing.h"
 
 namespace lockstep {
@@ -162,14 +160,12 @@ class FullDiskTest : public ProbeTest {
   void SetUp() override {
     ProbeTest::SetUp();
     fs::create_directories(dir_);
-    if (::geteuid() != 0) GTEST_SKIP() << "mounting a tmpfs needs root";
-    if (::mount("tmpfs", dir_.c_str(), "tmpfs", 0, "size=256k") != 0) {
-      GTEST_SKIP() << "cannot mount a tmpfs here: " << std::strerror(errno);
-    }
+    std::string why = testing::MountTmpfs(dir_.string(), "256k");
+    if (!why.empty()) GTEST_SKIP() << why;
     mounted_ = true;
   }
   void TearDown() override {
-    if (mounted_) ::umount2(dir_.c_str(), MNT_DETACH);
+    if (mounted_) testing::UnmountTmpfs(dir_.string());
     ProbeTest::TearDown();
   }
   // Fills the disk but `leave` bytes; returns the filler's path.
