@@ -16,8 +16,10 @@
 // the probe's per-step dump.json write.
 #include <ATen/ATen.h>
 #include <benchmark/benchmark.h>
+#include <sys/resource.h>
 #include <torch/optim/sgd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
@@ -34,6 +36,14 @@ namespace {
 std::string BenchDir() {
   const char* d = std::getenv("LOCKSTEP_BENCH_DIR");
   return std::string(d ? d : "/tmp") + "/lockstep_probe_bench";
+}
+
+// Page faults of this process so far (fresh pages the allocator maps: a
+// step that frees and re-maps its activations pays for zeroing them).
+int64_t MinorFaults() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_minflt;
 }
 
 // kCallbacks: started, every operator seen, none dumped (a `list` filter
@@ -72,13 +82,26 @@ void BM_LenetStep(benchmark::State& state) {
     probe = lockstep::Probe::Create(c, o).value();
     if (!probe->Start().ok()) state.SkipWithError("probe start failed");
   }
+  int64_t faults = MinorFaults();
+  double step_seconds = 0;  // in Probe::Step (dump.json, step dir)
   for (auto _ : state) {
     opt.zero_grad();
     at::Tensor loss = at::cross_entropy_loss(model->forward(x), y);
     loss.backward();
     opt.step();
-    if (probe && !probe->Step().ok()) state.SkipWithError("probe step failed");
+    if (probe) {
+      auto t0 = std::chrono::steady_clock::now();
+      if (!probe->Step().ok()) state.SkipWithError("probe step failed");
+      step_seconds +=
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+              .count();
+    }
   }
+  state.counters["step_ms"] = benchmark::Counter(
+      step_seconds * 1e3, benchmark::Counter::kAvgIterations);
+  state.counters["faults"] =
+      benchmark::Counter(static_cast<double>(MinorFaults() - faults),
+                         benchmark::Counter::kAvgIterations);
   if (probe) (void)probe->Stop();
   if (mode == kTensor) {  // the rate the tensor files were written at
     uint64_t bytes = 0;

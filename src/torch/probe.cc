@@ -130,9 +130,7 @@ Status ProbeImpl::CollectWrites() {
   for (BackgroundWriter::Failure& f : failed) {
     // The Status reports these; no warning per file.
     if (f.task) {  // an earlier step's dump.json
-      NoteSkip(std::move(f.path),
-               "not written: " + f.reason + " (that step's entries are lost)",
-               /*warn=*/false);
+      NoteFailedDumpJson(std::move(f.path), f.reason);
     } else {
       NoteSkip(std::filesystem::path(f.path).filename().string(),
                "tensor file not written: " + f.reason, /*warn=*/false);
@@ -150,8 +148,9 @@ Status Both(const Status& first, const Status& second) {
   return Status::IoError(first.message(), "also " + second.message());
 }
 
-// One step's dump.json (and construct.json), encoded and written on the
-// background thread, after the step's tensor files.
+// One step's dump.json (and construct.json), encoded and written after the
+// step's tensor files: at the step's end, or on the writer thread with
+// ProbeOptions::write_behind.
 struct StepWrite {
   std::unique_ptr<DumpWriter> writer;
   std::vector<std::string> names;
@@ -206,11 +205,26 @@ Status ProbeImpl::EndStep(bool drop_if_empty) {
   if (!skipped_.empty()) job->skipped = SkippedValue();
   skipped_.clear();
   skipped_more_ = 0;
-  files_->EnqueueTask("step" + std::to_string(step_) + "/rank" +
-                          std::to_string(rank_) + "/dump.json",
-                      [job] { return job->Write(); });
-  if (!options_.write_behind) st = Both(CollectWrites(), st);
-  return st;
+  std::string what = "step" + std::to_string(step_) + "/rank" +
+                     std::to_string(rank_) + "/dump.json";
+  if (options_.write_behind) {
+    files_->EnqueueTask(std::move(what), [job] { return job->Write(); });
+    return st;
+  }
+  // The step's tensor files are written (CollectWrites above waited for
+  // them): dump.json is written here, without a hand-off to the writer
+  // thread and back.
+  Status written = job->Write();
+  if (!written.ok()) NoteFailedDumpJson(std::move(what), written.message());
+  return Both(st, written);
+}
+
+void ProbeImpl::NoteFailedDumpJson(std::string what, const std::string& why) {
+  // The Status of the failed Step/Stop reports it; the next dump.json lists
+  // it.
+  NoteSkip(std::move(what),
+           "not written: " + why + " (that step's entries are lost)",
+           /*warn=*/false);
 }
 
 void ProbeImpl::NoteSkip(std::string what, std::string why, bool warn) {

@@ -59,6 +59,8 @@ class ProbeImpl {
   // goes into the step's dump.json under "skipped", and a reason not seen
   // before is logged as a warning when `warn`. REQUIRES: mu_ held.
   void NoteSkip(std::string what, std::string why, bool warn = true);
+  // A step's dump.json (`what`: "stepN/rankR/dump.json") not written.
+  void NoteFailedDumpJson(std::string what, const std::string& why);
   // Runs `body` (a callback's work, under mu_). An exception from it (a
   // value the probe cannot handle) is noted as a skip of `what` instead of
   // reaching the training code.
