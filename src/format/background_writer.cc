@@ -29,7 +29,7 @@ void BackgroundWriter::Enqueue(std::string path, Tensor t) {
     return jobs_.empty() || queued_bytes_ + bytes <= max_bytes_;
   });
   queued_bytes_ += bytes;
-  jobs_.push_back(Job{std::move(path), std::move(t)});
+  jobs_.push_back(Job{std::move(path), std::move(t), {}});
   not_empty_.notify_one();
 }
 

@@ -58,12 +58,12 @@ void AppendHead(const DumpHeader& h, std::string* out) {
   AppendKey("data", out);
 }
 
-// `"name": value` as a member of "data" (nesting level 2).
+// `"name": value` as a member of "data".
 void AppendMember(std::string_view name, const PyValue& value,
                   std::string* out) {
   AppendPyJsonString(name, out);
   *out += ": ";
-  AppendPyJson(value, kIndent, 2, out);
+  AppendPyJson(value, kIndent, DumpWriter::kEntryLevel, out);
 }
 
 // Closes the document after the data dict's members (n of them were
@@ -113,6 +113,13 @@ StatusOr<std::unique_ptr<DumpWriter>> DumpWriter::Create(
 }
 
 void DumpWriter::AddEntry(const std::string& name, const PyValue& value) {
+  std::string text;
+  AppendPyJson(value, kIndent, kEntryLevel, &text);
+  AddEncodedEntry(name, text);
+}
+
+void DumpWriter::AddEncodedEntry(const std::string& name,
+                                 std::string_view value_text) {
   auto it = index_.find(name);
   if (it != index_.end()) {
     pieces_[it->second].live = false;
@@ -120,7 +127,10 @@ void DumpWriter::AddEntry(const std::string& name, const PyValue& value) {
     index_.erase(it);
   }
   Piece p{name, "", true};
-  AppendMember(name, value, &p.text);
+  p.text.reserve(name.size() + value_text.size() + 8);
+  AppendPyJsonString(name, &p.text);
+  p.text += ": ";
+  p.text += value_text;
   index_[name] = pieces_.size();
   pieces_.push_back(std::move(p));
   if (pieces_.size() > 64 && pieces_.size() > 2 * index_.size()) {  // compact

@@ -100,7 +100,7 @@ Status ProbeImpl::BeginStep() {
   filter_.ResetStep();
   entries_in_step_ = 0;
   for (ParamGrads& g : param_groups_) {  // a backward cut by the step end
-    g.grads.assign(g.grads.size(), PyValue());
+    g.grads.assign(g.grads.size(), std::string());
     g.arrived = 0;
   }
   bool wanted =
@@ -154,13 +154,13 @@ Status Both(const Status& first, const Status& second) {
 struct StepWrite {
   std::unique_ptr<DumpWriter> writer;
   std::vector<std::string> names;
-  std::vector<PyValue> values;
+  std::vector<std::string> values;  // JSON at DumpWriter::kEntryLevel
   std::vector<std::pair<std::string, std::string>> parents;
   PyValue skipped;  // None: nothing skipped
 
   Status Write() {
     for (size_t i = 0; i < values.size(); ++i) {
-      writer->AddEntry(names[i], values[i]);
+      writer->AddEncodedEntry(names[i], values[i]);
     }
     for (const auto& [name, parent] : parents) {
       writer->SetParent(name,
@@ -263,13 +263,13 @@ std::string ProbeImpl::ExceptionText(const std::exception& e) {
   return e.what();
 }
 
-void ProbeImpl::AddEntry(std::string name, PyValue value) {
+void ProbeImpl::AddEntry(std::string name, std::string text) {
   if (config_.level == ProbeLevel::kMix || config_.level == ProbeLevel::kL0) {
     parents_.emplace_back(name,
                           module_stack_.empty() ? "" : module_stack_.back());
   }
   pending_names_.push_back(std::move(name));
-  pending_.push_back(std::move(value));
+  pending_.push_back(std::move(text));
   ++entries_in_step_;
 }
 

@@ -89,10 +89,14 @@ std::unique_ptr<OpContext> ProbeImpl::OpStart(const at::RecordFunction& fn) {
         ctx->held.push_back(
             in_place && v.isTensor() ? c10::IValue(v.toTensor().clone()) : v);
       }
-    } else if (ctx->forward && config_.input) {
-      ctx->inputs = summarizer_.List(fn.inputs(), ctx->base + ".forward.input");
-    } else {
-      ctx->inputs = PyValue::List({});
+    } else if (ctx->forward) {
+      ctx->entry.BeginDict().Key("input_args");
+      if (config_.input) {
+        summarizer_.List(fn.inputs(), ctx->base + ".forward.input",
+                         &ctx->entry);
+      } else {
+        ctx->entry.BeginList().EndList();
+      }
     }
     result = std::move(ctx);
   });
@@ -108,15 +112,18 @@ void ProbeImpl::OpEnd(const at::RecordFunction& fn, OpContext* ctx) {
     const std::vector<c10::IValue>& outs = fn.outputs();
     if (config_.task == ProbeTask::kOverflow) {
       bool overflow = false;
-      summarizer_.List(outs, fwd + ".output", &overflow);
+      PyJsonBuilder scratch;
+      summarizer_.List(outs, fwd + ".output", &scratch, &overflow);
       if (!overflow) return;
       summarizer_.set_save(true);
-      PyValue in = summarizer_.List(ctx->held, fwd + ".input");
-      PyValue out = summarizer_.List(outs, fwd + ".output");
+      PyJsonBuilder& e = ctx->entry;
+      e.BeginDict().Key("input_args");
+      summarizer_.List(ctx->held, fwd + ".input", &e);
+      e.Key("input_kwargs").BeginDict().EndDict().Key("output");
+      summarizer_.List(outs, fwd + ".output", &e);
+      e.EndDict();
       summarizer_.set_save(false);
-      AddEntry(fwd, PyValue::Dict({{"input_args", std::move(in)},
-                                   {"input_kwargs", PyValue::Dict({})},
-                                   {"output", std::move(out)}}));
+      AddEntry(fwd, e.Take());
       if (++overflow_count_ >= config_.overflow_nums &&
           config_.overflow_nums != -1) {
         terminated_ = true;
@@ -124,11 +131,15 @@ void ProbeImpl::OpEnd(const at::RecordFunction& fn, OpContext* ctx) {
       return;
     }
     if (ctx->forward) {
-      PyValue out = config_.output ? summarizer_.List(outs, fwd + ".output")
-                                   : PyValue::List({});
-      AddEntry(fwd, PyValue::Dict({{"input_args", std::move(ctx->inputs)},
-                                   {"input_kwargs", PyValue::Dict({})},
-                                   {"output", std::move(out)}}));
+      PyJsonBuilder& e = ctx->entry;
+      e.Key("input_kwargs").BeginDict().EndDict().Key("output");
+      if (config_.output) {
+        summarizer_.List(outs, fwd + ".output", &e);
+      } else {
+        e.BeginList().EndList();
+      }
+      e.EndDict();
+      AddEntry(fwd, e.Take());
     }
     if (config_.backward) HookBackward(ctx->base, outs);
   });
@@ -155,12 +166,21 @@ void ProbeImpl::OnBackward(const std::string& base, int64_t step,
   at::DisableRecordFunctionGuard no_recursion;
   std::string name = base + ".backward";
   Guarded(name, [&] {
-    PyValue in = config_.input ? summarizer_.List(grad_in, name + ".input")
-                               : PyValue::List({});
-    PyValue out = config_.output ? summarizer_.List(grad_out, name + ".output")
-                                 : PyValue::List({});
-    AddEntry(name, PyValue::Dict(
-                       {{"input", std::move(in)}, {"output", std::move(out)}}));
+    PyJsonBuilder e(DumpWriter::kEntryLevel);
+    e.BeginDict().Key("input");
+    if (config_.input) {
+      summarizer_.List(grad_in, name + ".input", &e);
+    } else {
+      e.BeginList().EndList();
+    }
+    e.Key("output");
+    if (config_.output) {
+      summarizer_.List(grad_out, name + ".output", &e);
+    } else {
+      e.BeginList().EndList();
+    }
+    e.EndDict();
+    AddEntry(name, e.Take());
   });
 }
 

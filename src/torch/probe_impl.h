@@ -30,7 +30,9 @@ namespace lockstep {
 struct OpContext : at::ObserverContext {
   std::string base;  // "Functional.linear.0"
   bool forward = true;
-  PyValue inputs;
+  // The entry's text so far: {"input_args": [...] (the end callback adds
+  // the rest).
+  PyJsonBuilder entry{DumpWriter::kEntryLevel};
   std::vector<c10::IValue> held;  // overflow task: inputs, kept until end
 };
 
@@ -94,14 +96,15 @@ class ProbeImpl {
   struct OpenModule {
     std::string name;                       // Module.conv1.Conv2d.forward.0
     std::vector<at::Tensor> input_tensors;  // for the backward hooks
-    PyValue inputs;
-    PyValue params;
+    std::string inputs;  // JSON text at level 0 (PyJsonBuilder::Fragment)
+    std::string params;
     bool recorded = false;
   };
   struct ParamGrads {
     std::string module;  // Module.conv1.Conv2d
     std::vector<std::string> names;
-    std::vector<PyValue> grads;  // by name index; None until it arrives
+    // By name index: JSON text at level 0; empty until it arrives.
+    std::vector<std::string> grads;
     size_t arrived = 0;
     int64_t index = -1;  // n of the entry being filled
   };
@@ -122,7 +125,8 @@ class ProbeImpl {
   Status CollectWrites();
   // The "skipped" value of dump.json for skipped_.
   PyValue SkippedValue() const;
-  void AddEntry(std::string name, PyValue value);
+  // `text`: the entry's value, JSON at DumpWriter::kEntryLevel.
+  void AddEntry(std::string name, std::string text);
   void HookBackward(const std::string& base,
                     const std::vector<c10::IValue>& outputs);
   void OnParamGrad(size_t group, size_t index, const at::Tensor& grad);
@@ -131,7 +135,7 @@ class ProbeImpl {
   // gradients it passes on); the entry is added when all have arrived.
   struct ModuleBackward {
     std::string name;  // Module.conv1.Conv2d.backward.0
-    std::vector<PyValue> grad_in, grad_out;
+    std::vector<std::string> grad_in, grad_out;  // JSON text at level 0
     size_t in_wanted = 0, out_wanted = 0, arrived = 0;
   };
   void HookModuleBackward(const std::string& forward_name,
@@ -152,7 +156,7 @@ class ProbeImpl {
   ApiCallCounter module_calls_;
   ApiCallCounter grad_calls_;
   std::vector<std::string> pending_names_;
-  std::vector<PyValue> pending_;
+  std::vector<std::string> pending_;  // entry values, as AddEntry takes them
   std::vector<std::pair<std::string, std::string>> parents_;
   std::vector<std::string> module_stack_;
   std::map<int64_t, OpenModule> open_modules_;

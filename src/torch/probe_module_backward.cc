@@ -57,13 +57,19 @@ void ProbeImpl::OnModuleGrad(int64_t id, bool output_side, size_t index,
   }
   at::DisableRecordFunctionGuard no_recursion;
   ModuleBackward& b = it->second;
-  std::vector<PyValue>& side = output_side ? b.grad_out : b.grad_in;
-  if (index >= side.size() || !side[index].is_none()) return;
+  std::vector<std::string>& side = output_side ? b.grad_out : b.grad_in;
+  if (index >= side.size() || !side[index].empty()) return;
   bool wanted = output_side ? config_.input : config_.output;
   std::string stem =
       b.name + (output_side ? ".input." : ".output.") + std::to_string(index);
   Guarded(stem, [&] {
-    side[index] = wanted ? summarizer_.Tensor(grad, stem) : PyValue();
+    PyJsonBuilder one;
+    if (wanted) {
+      summarizer_.Tensor(grad, stem, &one);
+    } else {
+      one.Null();
+    }
+    side[index] = one.Take();
   });
   if (++b.arrived == b.in_wanted + b.out_wanted) FinishModuleBackward(id);
 }
@@ -71,8 +77,15 @@ void ProbeImpl::OnModuleGrad(int64_t id, bool output_side, size_t index,
 void ProbeImpl::FinishModuleBackward(int64_t id) {
   auto it = module_backwards_.find(id);
   ModuleBackward& b = it->second;
-  AddEntry(b.name, PyValue::Dict({{"input", PyValue::List(b.grad_out)},
-                                  {"output", PyValue::List(b.grad_in)}}));
+  PyJsonBuilder e(DumpWriter::kEntryLevel);
+  e.BeginDict();
+  for (const auto* side : {&b.grad_out, &b.grad_in}) {
+    e.Key(side == &b.grad_out ? "input" : "output").BeginList();
+    // Empty: the gradient never arrived.
+    for (const std::string& g : *side) e.Fragment(g.empty() ? "null" : g);
+    e.EndList();
+  }
+  AddEntry(b.name, e.EndDict().Take());
   module_backwards_.erase(it);
 }
 

@@ -74,20 +74,24 @@ void ProbeImpl::OnParamGrad(size_t group, size_t index,
   at::DisableRecordFunctionGuard no_recursion;
   ParamGrads& g = param_groups_[group];
   Guarded(g.module + ".parameters_grad", [&] {
-    if (!g.grads[index].is_none()) return;  // one per backward
+    if (!g.grads[index].empty()) return;  // one per backward
     // The entry's number n is fixed when its first gradient arrives.
     if (g.arrived == 0) g.index = grad_calls_.Next(g.module);
     std::string name = g.module + ".parameters_grad." + std::to_string(g.index);
-    g.grads[index] =
-        PyValue::List({summarizer_.Tensor(grad, name + "." + g.names[index])});
+    PyJsonBuilder one;
+    one.BeginList();
+    summarizer_.Tensor(grad, name + "." + g.names[index], &one);
+    g.grads[index] = one.EndList().Take();
     if (++g.arrived < g.grads.size()) return;
-    std::vector<std::pair<std::string, PyValue>> fields;
+    PyJsonBuilder e(DumpWriter::kEntryLevel);
+    e.BeginDict();
     for (size_t i = 0; i < g.names.size(); ++i) {
-      fields.emplace_back(g.names[i], std::move(g.grads[i]));
+      e.Key(g.names[i]).Fragment(g.grads[i]);
     }
-    g.grads.assign(g.grads.size(), PyValue());
+    e.EndDict();
+    g.grads.assign(g.grads.size(), std::string());
     g.arrived = 0;
-    AddEntry(std::move(name), PyValue::Dict(std::move(fields)));
+    AddEntry(std::move(name), e.Take());
   });
 }
 
@@ -103,16 +107,19 @@ int64_t ProbeImpl::ModuleBegin(const torch::nn::Module& m,
                   filter_.ForwardWanted(open.name, module_stack_);
   if (open.recorded) {
     Guarded(open.name, [&] {
-      open.inputs = config_.input
-                        ? summarizer_.List(inputs, open.name + ".input")
-                        : PyValue::List({});
-      std::vector<std::pair<std::string, PyValue>> params;
-      for (const auto& p : m.named_parameters(/*recurse=*/false)) {
-        params.emplace_back(
-            p.key(), summarizer_.Tensor(p.value(),
-                                        open.name + ".parameters." + p.key()));
+      PyJsonBuilder b;
+      if (config_.input) {
+        summarizer_.List(inputs, open.name + ".input", &b);
+      } else {
+        b.BeginList().EndList();
       }
-      open.params = PyValue::Dict(std::move(params));
+      open.inputs = b.Take();
+      b.BeginDict();
+      for (const auto& p : m.named_parameters(/*recurse=*/false)) {
+        b.Key(p.key());
+        summarizer_.Tensor(p.value(), open.name + ".parameters." + p.key(), &b);
+      }
+      open.params = b.EndDict().Take();
     });
   }
   module_stack_.push_back(open.name);
@@ -131,16 +138,18 @@ void ProbeImpl::ModuleOutputs(int64_t token,
   at::DisableRecordFunctionGuard no_recursion;
   OpenModule& open = it->second;
   Guarded(open.name, [&] {
-    PyValue out = config_.output
-                      ? summarizer_.List(outputs, open.name + ".output")
-                      : PyValue::List({});
+    PyJsonBuilder e(DumpWriter::kEntryLevel);
+    e.BeginDict().Key("input_args").Fragment(open.inputs);
+    e.Key("input_kwargs").BeginDict().EndDict().Key("output");
+    if (config_.output) {
+      summarizer_.List(outputs, open.name + ".output", &e);
+    } else {
+      e.BeginList().EndList();
+    }
+    e.Key("parameters").Fragment(open.params).EndDict();
     // The parent of a module entry is the module around it.
     module_stack_.pop_back();
-    AddEntry(open.name,
-             PyValue::Dict({{"input_args", std::move(open.inputs)},
-                            {"input_kwargs", PyValue::Dict({})},
-                            {"output", std::move(out)},
-                            {"parameters", std::move(open.params)}}));
+    AddEntry(open.name, e.Take());
     module_stack_.push_back(open.name);
     if (config_.backward) {
       HookModuleBackward(open.name, open.input_tensors, outputs);

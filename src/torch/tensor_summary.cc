@@ -4,28 +4,20 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
+#include <optional>
 
 #include "lockstep/compare/tensor_stats.h"
+#include "lockstep/format/json_writer.h"
 #include "lockstep/format/zip.h"
 #include "lockstep/torch/tensor_bridge.h"
 
 namespace lockstep {
 namespace {
 
-constexpr char kDeferredMark = '\x01';
 // msprobe's statistics of a tensor, in dump.json's order.
 constexpr const char* kStatKeys[] = {"Max", "Min", "Mean", "Norm"};
-
-PyValue Typed(const char* type, PyValue value) {
-  return PyValue::Dict({{"type", PyValue::Str(type)}, {"value", value}});
-}
-
-PyValue ShapeValue(const at::Tensor& t) {
-  std::vector<PyValue> dims;
-  for (int64_t d : t.sizes()) dims.push_back(PyValue::Int(d));
-  return PyValue::List(std::move(dims));
-}
 
 std::string DTypeString(const at::Tensor& t) {
   std::optional<DType> d = FromScalarType(t.scalar_type());
@@ -54,37 +46,58 @@ std::string DTypeString(const at::Tensor& t) {
 
 // Max, Min, Mean, Norm of finite-or-not float statistics as torch's
 // reductions give them: NaN wins, then infinities.
-std::vector<PyValue> FloatStats(const TensorStats& s) {
+TensorSummarizer::StatValues FloatStats(const TensorStats& s) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const double inf = std::numeric_limits<double>::infinity();
-  if (s.nan > 0) return std::vector<PyValue>(4, PyValue::Float(nan));
-  double mx = s.pos_inf > 0 ? inf : s.max;
-  double mn = s.neg_inf > 0 ? -inf : s.min;
+  TensorSummarizer::StatValues v;
+  for (auto& k : v.kind) k = TensorSummarizer::StatValues::Kind::kFloat;
+  if (s.nan > 0) {
+    for (double& f : v.f) f = nan;
+    return v;
+  }
   double mean = Mean(s), norm = L2Norm(s);
   if (s.pos_inf > 0 || s.neg_inf > 0) {
     mean = (s.pos_inf > 0 && s.neg_inf > 0) ? nan : s.pos_inf > 0 ? inf : -inf;
     norm = inf;
   }
-  return {PyValue::Float(mx), PyValue::Float(mn), PyValue::Float(mean),
-          PyValue::Float(norm)};
+  v.f[0] = s.pos_inf > 0 ? inf : s.max;
+  v.f[1] = s.neg_inf > 0 ? -inf : s.min;
+  v.f[2] = mean;
+  v.f[3] = norm;
+  return v;
 }
 
-std::vector<PyValue> HostStats(const at::Tensor& host, bool* overflow) {
+TensorSummarizer::StatValues HostStats(const at::Tensor& host) {
+  using Kind = TensorSummarizer::StatValues::Kind;
+  TensorSummarizer::StatValues v;
   std::optional<DType> d = FromScalarType(host.scalar_type());
-  if (!d || host.numel() == 0) return std::vector<PyValue>(4);
+  if (!d || host.numel() == 0) return v;
   if (*d == DType::kBool) {
-    bool any = host.any().item<bool>(), all = host.all().item<bool>();
-    return {PyValue::Bool(any), PyValue::Bool(all), PyValue(), PyValue()};
+    v.kind[0] = v.kind[1] = Kind::kBool;
+    v.i[0] = host.any().item<bool>();
+    v.i[1] = host.all().item<bool>();
+    return v;
   }
   TensorStats s = ComputeTensorStats(*d, host.data_ptr(),
                                      static_cast<size_t>(host.numel()), 1);
-  if (IsFloatingPoint(*d)) {
-    if (overflow && (s.nan + s.pos_inf + s.neg_inf) > 0) *overflow = true;
-    return FloatStats(s);
-  }
-  return {PyValue::Int(static_cast<int64_t>(s.max)),
-          PyValue::Int(static_cast<int64_t>(s.min)), PyValue(), PyValue()};
+  if (IsFloatingPoint(*d)) return FloatStats(s);
+  v.kind[0] = v.kind[1] = Kind::kInt;
+  v.i[0] = static_cast<int64_t>(s.max);
+  v.i[1] = static_cast<int64_t>(s.min);
+  return v;
 }
+
+void WriteShape(const at::Tensor& t, PyJsonBuilder* b) {
+  b->BeginList();
+  for (int64_t d : t.sizes()) b->Int(d);
+  b->EndList();
+}
+
+// A deferred statistic's placeholder: kDeferredMark, its index in the
+// fetched values, kDeferredEnd. Raw bytes below 0x20 never occur in JSON
+// text (strings escape them), so Resolve finds exactly these.
+constexpr char kDeferredMark = '\x01';
+constexpr char kDeferredEnd = '\x02';
 
 // `t`'s elements in contiguous CPU memory: `t` itself when it is a
 // contiguous CPU tensor (the common case: no new TensorImpl), else a copy.
@@ -118,28 +131,51 @@ std::string UnreadableReason(const at::Tensor& t) {
 
 }  // namespace
 
-PyValue TensorSummarizer::Stats(const at::Tensor& t, bool* overflow) {
-  bool device_style = mode_.device_style || !t.device().is_cpu();
-  if (device_style && t.is_floating_point() && t.numel() > 0 && !overflow) {
-    return DeferStats(t);
+bool TensorSummarizer::StatValues::NonFinite() const {
+  for (int k = 0; k < 4; ++k) {
+    if (kind[k] == Kind::kFloat && !std::isfinite(f[k])) return true;
   }
-  if (const std::vector<PyValue>* hit = FindCached(t)) {
-    if (overflow != nullptr) {  // the cached values say it
-      for (const PyValue& v : *hit) {
-        if (v.kind() == PyValue::Kind::kFloat &&
-            !std::isfinite(v.as_double())) {
-          *overflow = true;
-        }
-      }
-    }
-    return PyValue::List(*hit);
-  }
-  std::vector<PyValue> v = HostStats(HostView(t), overflow);
-  Remember(t, v);
-  return PyValue::List(std::move(v));
+  return false;
 }
 
-const std::vector<PyValue>* TensorSummarizer::FindCached(
+void TensorSummarizer::StatValues::WriteTo(PyJsonBuilder* b) const {
+  for (int k = 0; k < 4; ++k) {
+    b->Key(kStatKeys[k]);
+    switch (kind[k]) {
+      case Kind::kNull:
+        b->Null();
+        break;
+      case Kind::kFloat:
+        b->Float(f[k]);
+        break;
+      case Kind::kInt:
+        b->Int(i[k]);
+        break;
+      case Kind::kBool:
+        b->Bool(i[k] != 0);
+        break;
+    }
+  }
+}
+
+void TensorSummarizer::Stats(const at::Tensor& t, PyJsonBuilder* b,
+                             bool* overflow) {
+  bool device_style = mode_.device_style || !t.device().is_cpu();
+  if (device_style && t.is_floating_point() && t.numel() > 0 && !overflow) {
+    return DeferStats(t, b);
+  }
+  const StatValues* hit = FindCached(t);
+  StatValues fresh;
+  if (hit == nullptr) {
+    fresh = HostStats(HostView(t));
+    Remember(t, fresh);
+    hit = &fresh;
+  }
+  if (overflow != nullptr && hit->NonFinite()) *overflow = true;
+  hit->WriteTo(b);
+}
+
+const TensorSummarizer::StatValues* TensorSummarizer::FindCached(
     const at::Tensor& t) const {
   // Inference tensors have no version counter.
   if (t.is_inference() || !t.has_storage()) return nullptr;
@@ -153,8 +189,7 @@ const std::vector<PyValue>* TensorSummarizer::FindCached(
   return nullptr;
 }
 
-void TensorSummarizer::Remember(const at::Tensor& t,
-                                const std::vector<PyValue>& stats) {
+void TensorSummarizer::Remember(const at::Tensor& t, const StatValues& stats) {
   if (t.is_inference() || !t.has_storage()) return;
   CachedStats c{t, static_cast<uint32_t>(t._version()), stats};
   if (cache_.size() < kCacheSize) {
@@ -165,16 +200,19 @@ void TensorSummarizer::Remember(const at::Tensor& t,
   }
 }
 
-PyValue TensorSummarizer::DeferStats(const at::Tensor& t) {
+void TensorSummarizer::DeferStats(const at::Tensor& t, PyJsonBuilder* b) {
   at::Tensor x = t.detach();
   at::Tensor wide = x.scalar_type() == at::kDouble ? x : x.to(at::kFloat);
   deferred_.push_back(
       at::stack({x.max().to(at::kDouble), x.min().to(at::kDouble),
                  wide.mean().to(at::kDouble), wide.norm().to(at::kDouble)}));
-  std::string mark(1, kDeferredMark);
-  std::vector<PyValue> v(4, PyValue::Str(mark));
-  v[0] = PyValue::Str(mark + std::to_string(deferred_.size() - 1));
-  return PyValue::List(std::move(v));
+  size_t slot = deferred_.size() - 1;
+  for (size_t k = 0; k < 4; ++k) {
+    std::string mark(1, kDeferredMark);
+    mark += std::to_string(slot * 4 + k);
+    mark += kDeferredEnd;
+    b->Key(kStatKeys[k]).Raw(mark);
+  }
 }
 
 std::string TensorSummarizer::SaveFile(const at::Tensor& t,
@@ -197,115 +235,151 @@ std::string TensorSummarizer::SaveFile(const at::Tensor& t,
   return stem + ".npy";
 }
 
-PyValue TensorSummarizer::Tensor(const at::Tensor& t, const std::string& stem,
-                                 bool* overflow) {
-  if (!t.defined()) return PyValue();
-  std::vector<std::pair<std::string, PyValue>> f;
-  f.emplace_back("type", PyValue::Str("torch.Tensor"));
-  f.emplace_back("dtype", PyValue::Str(DTypeString(t)));
-  if (std::string why = UnreadableReason(t); !why.empty()) {
-    f.emplace_back("shape", t.is_nested() ? PyValue() : ShapeValue(t));
-    for (const char* key : kStatKeys) f.emplace_back(key, PyValue());
-    f.emplace_back("requires_grad", PyValue::Bool(t.requires_grad()));
-    f.emplace_back("skipped", PyValue::Str(why));
-    skips_.push_back(Skip{stem, std::move(why)});
-    return PyValue::Dict(std::move(f));
+void TensorSummarizer::Tensor(const at::Tensor& t, const std::string& stem,
+                              PyJsonBuilder* b, bool* overflow) {
+  if (!t.defined()) {
+    b->Null();
+    return;
   }
-  f.emplace_back("shape", ShapeValue(t));
-  std::vector<PyValue> stats = Stats(t, overflow).TakeItems();
-  for (int i = 0; i < 4; ++i) f.emplace_back(kStatKeys[i], std::move(stats[i]));
-  f.emplace_back("requires_grad", PyValue::Bool(t.requires_grad()));
+  b->BeginDict();
+  b->Key("type").Str("torch.Tensor");
+  std::optional<DType> d = FromScalarType(t.scalar_type());
+  if (d) {
+    b->Key("dtype").Str(TorchDTypeName(*d));
+  } else {
+    b->Key("dtype").Str(DTypeString(t));
+  }
+  if (std::string why = UnreadableReason(t); !why.empty()) {
+    b->Key("shape");
+    if (t.is_nested()) {
+      b->Null();
+    } else {
+      WriteShape(t, b);
+    }
+    StatValues().WriteTo(b);
+    b->Key("requires_grad").Bool(t.requires_grad());
+    b->Key("skipped").Str(why);
+    b->EndDict();
+    skips_.push_back(Skip{stem, std::move(why)});
+    return;
+  }
+  b->Key("shape");
+  WriteShape(t, b);
+  Stats(t, b, overflow);
+  b->Key("requires_grad").Bool(t.requires_grad());
   if (mode_.save) {
     std::string name = SaveFile(t, stem);
-    if (!name.empty()) f.emplace_back("data_name", PyValue::Str(name));
+    if (!name.empty()) b->Key("data_name").Str(name);
   }
-  if (mode_.crc && FromScalarType(t.scalar_type())) {
+  if (mode_.crc && d) {
     at::Tensor host = HostView(t);
     uint32_t crc = Crc32(std::string_view(
         static_cast<const char*>(host.data_ptr()), host.nbytes()));
     char hex[9];
     std::snprintf(hex, sizeof hex, "%08x", crc);
-    f.emplace_back("md5", PyValue::Str(hex));
+    b->Key("md5").Str(hex);
   }
-  return PyValue::Dict(std::move(f));
+  b->EndDict();
 }
 
-PyValue TensorSummarizer::List(const c10::IValue* values, size_t n,
-                               const std::string& stem, bool* overflow) {
-  std::vector<PyValue> items;
-  items.reserve(n);
+void TensorSummarizer::ListAt(const c10::IValue* values, size_t n,
+                              std::string* stem, PyJsonBuilder* b,
+                              bool* overflow) {
+  b->BeginList();
+  size_t base = stem->size();
   for (size_t i = 0; i < n; ++i) {
-    items.push_back(Value(values[i], stem + "." + std::to_string(i), overflow));
+    *stem += '.';
+    *stem += std::to_string(i);
+    Value(values[i], stem, b, overflow);
+    stem->resize(base);
   }
-  return PyValue::List(std::move(items));
+  b->EndList();
 }
 
-PyValue TensorSummarizer::Value(const c10::IValue& v, const std::string& stem,
-                                bool* overflow) {
-  if (v.isTensor()) return Tensor(v.toTensor(), stem, overflow);
-  if (v.isNone()) return PyValue();
-  if (v.isBool()) return Typed("bool", PyValue::Bool(v.toBool()));
-  if (v.isInt()) return Typed("int", PyValue::Int(v.toInt()));
-  if (v.isDouble()) return Typed("float", PyValue::Float(v.toDouble()));
-  if (v.isString()) return Typed("str", PyValue::Str(v.toStringRef()));
-  if (v.isDevice())
-    return Typed("torch.device", PyValue::Str(v.toDevice().str()));
-  if (v.isTensorList()) {
-    std::vector<c10::IValue> items;
-    for (const at::Tensor& t : v.toTensorVector()) items.emplace_back(t);
-    return List(items, stem, overflow);
+void TensorSummarizer::List(const std::vector<at::Tensor>& tensors,
+                            std::string stem, PyJsonBuilder* b,
+                            bool* overflow) {
+  b->BeginList();
+  size_t base = stem.size();
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    stem += '.';
+    stem += std::to_string(i);
+    Tensor(tensors[i], stem, b, overflow);
+    stem.resize(base);
   }
-  if (v.isList()) {
-    std::vector<c10::IValue> items = v.toListRef().vec();
-    return List(items, stem, overflow);
-  }
-  if (v.isTuple()) {
-    std::vector<c10::IValue> items = v.toTupleRef().elements().vec();
-    return List(items, stem, overflow);
-  }
-  return PyValue::Dict({{"type", PyValue::Str(v.tagKind())}});
+  b->EndList();
 }
 
 namespace {
 
-void FillDeferred(const double* values, int64_t count, PyValue* v) {
-  if (v->kind() == PyValue::Kind::kList) {
-    std::vector<PyValue> items = v->TakeItems();
-    for (PyValue& item : items) FillDeferred(values, count, &item);
-    *v = PyValue::List(std::move(items));
-    return;
-  }
-  if (v->kind() != PyValue::Kind::kDict) return;
-  auto fields = v->TakeFields();
-  int64_t slot = -1;
-  for (auto& [key, val] : fields) {
-    if (key == "Max" && val.kind() == PyValue::Kind::kStr &&
-        !val.as_str().empty() && val.as_str()[0] == kDeferredMark) {
-      slot = std::stoll(val.as_str().substr(1));
-    }
-  }
-  const char* keys[] = {"Max", "Min", "Mean", "Norm"};
-  for (auto& [key, val] : fields) {
-    bool stat = false;
-    for (int i = 0; i < 4; ++i) {
-      if (slot >= 0 && slot < count && key == keys[i]) {
-        val = PyValue::Float(values[slot * 4 + i]);
-        stat = true;
-      }
-    }
-    if (!stat) FillDeferred(values, count, &val);
-  }
-  *v = PyValue::Dict(std::move(fields));
+void Typed(const char* type, PyJsonBuilder* b) {
+  b->BeginDict().Key("type").Str(type).Key("value");
 }
 
 }  // namespace
 
-void TensorSummarizer::Resolve(std::vector<PyValue>* entries) {
+void TensorSummarizer::Value(const c10::IValue& v, std::string* stem,
+                             PyJsonBuilder* b, bool* overflow) {
+  if (v.isTensor()) return Tensor(v.toTensor(), *stem, b, overflow);
+  if (v.isNone()) {
+    b->Null();
+  } else if (v.isBool()) {
+    Typed("bool", b);
+    b->Bool(v.toBool()).EndDict();
+  } else if (v.isInt()) {
+    Typed("int", b);
+    b->Int(v.toInt()).EndDict();
+  } else if (v.isDouble()) {
+    Typed("float", b);
+    b->Float(v.toDouble()).EndDict();
+  } else if (v.isString()) {
+    Typed("str", b);
+    b->Str(v.toStringRef()).EndDict();
+  } else if (v.isDevice()) {
+    Typed("torch.device", b);
+    b->Str(v.toDevice().str()).EndDict();
+  } else if (v.isTensorList()) {
+    std::vector<c10::IValue> items;
+    for (const at::Tensor& t : v.toTensorVector()) items.emplace_back(t);
+    ListAt(items.data(), items.size(), stem, b, overflow);
+  } else if (v.isList()) {
+    std::vector<c10::IValue> items = v.toListRef().vec();
+    ListAt(items.data(), items.size(), stem, b, overflow);
+  } else if (v.isTuple()) {
+    std::vector<c10::IValue> items = v.toTupleRef().elements().vec();
+    ListAt(items.data(), items.size(), stem, b, overflow);
+  } else {
+    b->BeginDict().Key("type").Str(v.tagKind()).EndDict();
+  }
+}
+
+void TensorSummarizer::Resolve(std::vector<std::string>* texts) {
   if (deferred_.empty()) return;
   at::Tensor all = at::stack(deferred_).to(at::kCPU).contiguous();
   const double* values = all.data_ptr<double>();
-  int64_t count = static_cast<int64_t>(deferred_.size());
-  for (PyValue& e : *entries) FillDeferred(values, count, &e);
+  size_t count = static_cast<size_t>(all.numel());
+  for (std::string& text : *texts) {
+    size_t at = text.find(kDeferredMark);
+    if (at == std::string::npos) continue;
+    std::string out;
+    out.reserve(text.size() + 64);
+    size_t from = 0;
+    while (at != std::string::npos) {
+      size_t end = text.find(kDeferredEnd, at);
+      if (end == std::string::npos) break;
+      out.append(text, from, at - from);
+      size_t index = std::strtoull(text.c_str() + at + 1, nullptr, 10);
+      if (index < count) {
+        AppendPyJsonFloat(values[index], &out);
+      } else {
+        out += "null";
+      }
+      from = end + 1;
+      at = text.find(kDeferredMark, from);
+    }
+    out.append(text, from, std::string::npos);
+    text.swap(out);
+  }
   deferred_.clear();
 }
 

@@ -28,7 +28,7 @@
 #include "lockstep/core/status.h"
 #include "lockstep/format/background_writer.h"
 #include "lockstep/format/dump_writer.h"
-#include "lockstep/format/pyvalue.h"
+#include "lockstep/format/py_json_builder.h"
 
 namespace lockstep {
 
@@ -38,6 +38,8 @@ struct SummaryMode {
   bool device_style = false;  // reduce on the device, fetch in Resolve
 };
 
+// Each call writes one value as the next value of a PyJsonBuilder (the
+// probe builds dump.json's entries as text, without PyValue trees).
 class TensorSummarizer {
  public:
   TensorSummarizer(SummaryMode mode, BackgroundWriter* files)
@@ -49,32 +51,33 @@ class TensorSummarizer {
   // The dict of `t`. `stem` names its file ("Functional.linear.0.forward.
   // input.0"). Sets *overflow when t has a NaN or an infinity (only known
   // at once for immediate statistics).
-  PyValue Tensor(const at::Tensor& t, const std::string& stem,
-                 bool* overflow = nullptr);
+  void Tensor(const at::Tensor& t, const std::string& stem, PyJsonBuilder* b,
+              bool* overflow = nullptr);
   // Any IValue: tensors as above, lists recursively (stem gets ".i"),
-  // scalars as {"type": "int", "value": 2}, None as null.
-  PyValue Value(const c10::IValue& v, const std::string& stem,
-                bool* overflow = nullptr);
+  // scalars as {"type": "int", "value": 2}, None as null. `stem` is
+  // restored before returning.
+  void Value(const c10::IValue& v, std::string* stem, PyJsonBuilder* b,
+             bool* overflow = nullptr);
   // A list of values, item i named stem + "." + i.
-  PyValue List(const c10::IValue* values, size_t n, const std::string& stem,
-               bool* overflow = nullptr);
-  PyValue List(c10::ArrayRef<const c10::IValue> values, const std::string& stem,
-               bool* overflow = nullptr) {
-    return List(values.data(), values.size(), stem, overflow);
+  void List(const c10::IValue* values, size_t n, std::string stem,
+            PyJsonBuilder* b, bool* overflow = nullptr) {
+    ListAt(values, n, &stem, b, overflow);
   }
-  PyValue List(const std::vector<c10::IValue>& values, const std::string& stem,
-               bool* overflow = nullptr) {
-    return List(values.data(), values.size(), stem, overflow);
+  void List(c10::ArrayRef<const c10::IValue> values, std::string stem,
+            PyJsonBuilder* b, bool* overflow = nullptr) {
+    ListAt(values.data(), values.size(), &stem, b, overflow);
   }
-  PyValue List(const std::vector<at::Tensor>& tensors, const std::string& stem,
-               bool* overflow = nullptr) {
-    std::vector<c10::IValue> values(tensors.begin(), tensors.end());
-    return List(values, stem, overflow);
+  void List(const std::vector<c10::IValue>& values, std::string stem,
+            PyJsonBuilder* b, bool* overflow = nullptr) {
+    ListAt(values.data(), values.size(), &stem, b, overflow);
   }
+  void List(const std::vector<at::Tensor>& tensors, std::string stem,
+            PyJsonBuilder* b, bool* overflow = nullptr);
 
-  // Replaces the placeholders of deferred statistics in `entries` with the
-  // fetched values (one device-to-host copy for all of them).
-  void Resolve(std::vector<PyValue>* entries);
+  // Replaces the placeholders of deferred statistics in `texts` (text
+  // written by this summarizer's builders) with the fetched values: one
+  // device-to-host copy for all of them.
+  void Resolve(std::vector<std::string>* texts);
   bool has_deferred() const { return !deferred_.empty(); }
   // The first error from saving a tensor (bad name, dump dir).
   Status TakeError();
@@ -90,9 +93,23 @@ class TensorSummarizer {
     cache_next_ = 0;
   }
 
+  // Max, Min, Mean, Norm as dump.json has them: floats, ints (integer
+  // tensors' Max/Min), bools (bool tensors) or null.
+  struct StatValues {
+    enum class Kind : uint8_t { kNull, kFloat, kInt, kBool };
+    Kind kind[4] = {Kind::kNull, Kind::kNull, Kind::kNull, Kind::kNull};
+    double f[4] = {};
+    int64_t i[4] = {};
+    bool NonFinite() const;
+    // `"Max": ..., ..., "Norm": ...` as members of the open dict of b.
+    void WriteTo(PyJsonBuilder* b) const;
+  };
+
  private:
-  PyValue Stats(const at::Tensor& t, bool* overflow);
-  PyValue DeferStats(const at::Tensor& t);
+  void ListAt(const c10::IValue* values, size_t n, std::string* stem,
+              PyJsonBuilder* b, bool* overflow);
+  void Stats(const at::Tensor& t, PyJsonBuilder* b, bool* overflow);
+  void DeferStats(const at::Tensor& t, PyJsonBuilder* b);
   std::string SaveFile(const at::Tensor& t, const std::string& stem);
 
   // The statistics of the last few tensors summarized: an operator's output
@@ -102,10 +119,10 @@ class TensorSummarizer {
   struct CachedStats {
     at::Tensor tensor;
     uint32_t version = 0;
-    std::vector<PyValue> stats;
+    StatValues stats;
   };
-  const std::vector<PyValue>* FindCached(const at::Tensor& t) const;
-  void Remember(const at::Tensor& t, const std::vector<PyValue>& stats);
+  const StatValues* FindCached(const at::Tensor& t) const;
+  void Remember(const at::Tensor& t, const StatValues& stats);
   static constexpr size_t kCacheSize = 8;
   std::vector<CachedStats> cache_;
   size_t cache_next_ = 0;

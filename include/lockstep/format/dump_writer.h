@@ -68,6 +68,10 @@ class DumpWriter {
   // forward output arrives (DataWriter.update_data: pop, then insert).
   // `value` is normally a dict (input_args, input_kwargs, output, ...).
   void AddEntry(const std::string& name, const PyValue& value);
+  // The same with the value already encoded: JSON text as AppendPyJson
+  // writes it at level kEntryLevel (a PyJsonBuilder(kEntryLevel)'s text).
+  void AddEncodedEntry(const std::string& name, std::string_view value_text);
+  static constexpr int kEntryLevel = 2;
 
   // Saves `t` as dump_tensor_data/<stem>.npy (atomically) and returns the
   // file name, "<stem>.npy", for the tensor's "data_name" field.
