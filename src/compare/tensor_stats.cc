@@ -53,6 +53,21 @@ TensorStats ComputeTensorStats(DType type, const void* data, size_t n,
                                              MergeTensorStats);
 }
 
+TensorStats ComputeTensorMoments(DType type, const void* data, size_t n) {
+  if (internal::LaneOf(type) != internal::Lane::kFloat ||
+      !internal::UseAvx2()) {
+    TensorStats s = ComputeTensorStats(type, data, n, 1);
+    s.at_half_max = s.at_bf16_max = 0;
+    return s;
+  }
+  TensorStats s;
+  internal::MomentsFloatAvx2(type, data, n, &s);
+  s.at_half_max = s.at_bf16_max = 0;  // the scalar path counted its part
+  s.n = static_cast<int64_t>(n);
+  s.finite = s.n - s.nan - s.pos_inf - s.neg_inf;
+  return s;
+}
+
 void MergeTensorStats(const TensorStats& part, TensorStats* total) {
   total->n += part.n;
   total->finite += part.finite;

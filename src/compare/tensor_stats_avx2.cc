@@ -86,6 +86,62 @@ struct FloatStatsKernel {
   }
 };
 
+// Float lanes, 16 per group, for ComputeTensorMoments: min/max in float
+// (exact), sums in double in four chains (two groups' worth of add/FMA
+// latency in flight), no saturation counts.
+template <typename Src>
+struct FloatMomentsKernel {
+  static constexpr size_t kGroup = 16;
+  struct Lanes {
+    StatSums sums[2];
+    __m256 min, max;
+  };
+  const typename Src::Elem* x;
+  TensorStats* s;
+  Lanes lanes;
+
+  LOCKSTEP_AVX2 void Init() {
+    lanes.sums[0].Init();
+    lanes.sums[1].Init();
+    lanes.min = _mm256_set1_ps(INFINITY);
+    lanes.max = _mm256_set1_ps(-INFINITY);
+  }
+  // v: the 8 elements at i, into sum set h.
+  LOCKSTEP_AVX2 void AddValues(int h, size_t i, __m256 v) {
+    lanes.min = _mm256_min_ps(lanes.min, v);
+    lanes.max = _mm256_max_ps(lanes.max, v);
+    __m256d lo, hi;
+    Src::Widen(x + i, v, &lo, &hi);
+    lanes.sums[h].Add(0, lo);
+    lanes.sums[h].Add(1, hi);
+  }
+  LOCKSTEP_AVX2 void Add(size_t i) {
+    AddValues(0, i, Src::Load8(x + i));
+    AddValues(1, i + 8, Src::Load8(x + i + 8));
+  }
+  LOCKSTEP_AVX2 bool Finite() const {
+    return lanes.sums[0].Finite() && lanes.sums[1].Finite();
+  }
+  LOCKSTEP_AVX2 void Checked(size_t i) {
+    for (int h = 0; h < 2; ++h) {
+      size_t j = i + 8 * static_cast<size_t>(h);
+      __m256 v = Src::Load8(x + j);
+      if (!avx2::AnyNonFinite(v, v)) {
+        AddValues(h, j, v);
+      } else {
+        for (size_t k = j; k < j + 8; ++k) Scalar(k);
+      }
+    }
+  }
+  LOCKSTEP_AVX2 void Scalar(size_t i) { AccumulateStatOne(Src::One(x + i), s); }
+  LOCKSTEP_AVX2 void Flush() {
+    lanes.sums[0].FlushTo(s);
+    lanes.sums[1].FlushTo(s);
+    s->min = std::min(s->min, avx2::HMin(lanes.min));
+    s->max = std::max(s->max, avx2::HMax(lanes.max));
+  }
+};
+
 // Double lanes (8 per group, two vectors) from a double-lane source.
 template <typename Src>
 struct DoubleStatsKernel {
@@ -160,6 +216,12 @@ void StatsFloatAvx2(DType t, const void* data, size_t begin, size_t n,
   LOCKSTEP_DCHECK(n <= kChunk);
   avx2::VisitFloatSrc(t, [&](auto src) {
     RunStats<FloatStatsKernel, decltype(src)>(data, begin, n, s);
+  });
+}
+
+void MomentsFloatAvx2(DType t, const void* data, size_t n, TensorStats* s) {
+  avx2::VisitFloatSrc(t, [&](auto src) {
+    RunStats<FloatMomentsKernel, decltype(src)>(data, 0, n, s);
   });
 }
 

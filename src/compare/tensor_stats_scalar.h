@@ -48,6 +48,8 @@ void StatsFloatAvx2(DType t, const void* data, size_t begin, size_t n,
 // false (doing nothing) for other dtypes.
 bool StatsDoubleDirectAvx2(DType t, const void* data, size_t begin, size_t n,
                            TensorStats* s);
+// All n elements of float-lane data for ComputeTensorMoments (any n).
+void MomentsFloatAvx2(DType t, const void* data, size_t n, TensorStats* s);
 // Converted blocks (see ForEachBlock).
 void StatsDoubleAvx2(const double* x, size_t n, TensorStats* s);
 

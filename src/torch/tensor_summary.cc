@@ -78,8 +78,8 @@ TensorSummarizer::StatValues HostStats(const at::Tensor& host) {
     v.i[1] = host.all().item<bool>();
     return v;
   }
-  TensorStats s = ComputeTensorStats(*d, host.data_ptr(),
-                                     static_cast<size_t>(host.numel()), 1);
+  TensorStats s = ComputeTensorMoments(*d, host.data_ptr(),
+                                       static_cast<size_t>(host.numel()));
   if (IsFloatingPoint(*d)) return FloatStats(s);
   v.kind[0] = v.kind[1] = Kind::kInt;
   v.i[0] = static_cast<int64_t>(s.max);

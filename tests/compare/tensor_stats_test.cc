@@ -58,9 +58,11 @@ bool Close(double got, long double want, long double scale, size_t k) {
 }
 
 // Empty when `got` matches the reference over the first k values.
+// With !saturation (ComputeTensorMoments) the saturation counts must be 0.
 std::string Mismatch(const TensorStats& got, const std::vector<double>& x,
-                     size_t k) {
+                     size_t k, bool saturation = true) {
   RefStats r = Reference(x, k);
+  if (!saturation) r.half = r.bf16 = 0;
   std::ostringstream out;
   out.precision(17);
   int64_t finite = static_cast<int64_t>(k) - r.nan - r.pos_inf - r.neg_inf;
@@ -116,7 +118,9 @@ void ExpectIdentical(const TensorStats& x, const TensorStats& y,
   }
 }
 
-// Checks both kernel paths and 1 vs 2 threads (bit-identical).
+// Checks both kernel paths and 1 vs 2 threads (bit-identical), and
+// ComputeTensorMoments against the same reference (sums to the same
+// tolerance; min, max and counts identical to ComputeTensorStats's).
 void CheckStats(const Tensor& t, const std::string& label) {
   SCOPED_TRACE(label);
   std::vector<double> x = Decode(t);
@@ -127,6 +131,11 @@ void CheckStats(const Tensor& t, const std::string& label) {
     std::string m = Mismatch(one, x, x.size());
     if (!m.empty()) ADD_FAILURE() << path << ":" << m << DescribeFirstBad(t, x);
     ExpectIdentical(one, ComputeTensorStats(t, 2), path + " threads 1 vs 2");
+    TensorStats moments = ComputeTensorMoments(t.dtype(), t.data(), x.size());
+    std::string mm = Mismatch(moments, x, x.size(), /*saturation=*/false);
+    if (!mm.empty()) ADD_FAILURE() << path << " moments:" << mm;
+    EXPECT_EQ(moments.min, one.min) << path;
+    EXPECT_EQ(moments.max, one.max) << path;
   }
   internal::SetAvx2ForTesting(true);
 }

@@ -44,6 +44,15 @@ TensorStats ComputeTensorStats(const Tensor& t, int threads);
 TensorStats ComputeTensorStats(DType type, const void* data, size_t n,
                                int threads);
 
+// The same on the calling thread without the saturation counts
+// (at_half_max and at_bf16_max are 0), for callers that need only the
+// counts of NaN/inf, min, max and the sums: the probe summarizing every
+// tensor of a training step. Float32/16/bf16 run a kernel with more
+// independent sums, so `sum` and `sum_sq` may differ from
+// ComputeTensorStats's in the last bits (both are double sums of the
+// exactly converted elements, in different orders).
+TensorStats ComputeTensorMoments(DType type, const void* data, size_t n);
+
 // Adds `part` (the statistics of the elements after those in *total) into
 // *total: counts and sums add, min/max take the min/max. The identity is a
 // default TensorStats.
