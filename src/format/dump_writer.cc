@@ -115,22 +115,18 @@ StatusOr<std::unique_ptr<DumpWriter>> DumpWriter::Create(
 void DumpWriter::AddEntry(const std::string& name, const PyValue& value) {
   std::string text;
   AppendPyJson(value, kIndent, kEntryLevel, &text);
-  AddEncodedEntry(name, text);
+  AddEncodedEntry(name, std::move(text));
 }
 
 void DumpWriter::AddEncodedEntry(const std::string& name,
-                                 std::string_view value_text) {
+                                 std::string value_text) {
   auto it = index_.find(name);
   if (it != index_.end()) {
     pieces_[it->second].live = false;
-    pieces_[it->second].text.clear();
+    pieces_[it->second].value.clear();
     index_.erase(it);
   }
-  Piece p{name, "", true};
-  p.text.reserve(name.size() + value_text.size() + 8);
-  AppendPyJsonString(name, &p.text);
-  p.text += ": ";
-  p.text += value_text;
+  Piece p{name, std::move(value_text), true};
   index_[name] = pieces_.size();
   pieces_.push_back(std::move(p));
   if (pieces_.size() > 64 && pieces_.size() > 2 * index_.size()) {  // compact
@@ -203,7 +199,7 @@ std::string DumpWriter::DumpJsonText() const {
                options_.framework.empty() ? nullptr : &options_.framework,
                data_dir, extra_.empty() ? nullptr : &extra_};
   size_t bytes = 256;
-  for (const auto& p : pieces_) bytes += p.text.size() + 4;
+  for (const auto& p : pieces_) bytes += p.name.size() + p.value.size() + 8;
   std::string out;
   out.reserve(bytes);
   AppendHead(h, &out);
@@ -211,7 +207,9 @@ std::string DumpWriter::DumpJsonText() const {
   for (const auto& p : pieces_) {
     if (!p.live) continue;
     OpenMember(n++, &out);
-    out += p.text;
+    AppendPyJsonString(p.name, &out);
+    out += ": ";
+    out += p.value;
   }
   AppendTail(n, &out);
   return out;

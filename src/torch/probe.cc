@@ -160,7 +160,7 @@ struct StepWrite {
 
   Status Write() {
     for (size_t i = 0; i < values.size(); ++i) {
-      writer->AddEncodedEntry(names[i], values[i]);
+      writer->AddEncodedEntry(names[i], std::move(values[i]));
     }
     for (const auto& [name, parent] : parents) {
       writer->SetParent(name,

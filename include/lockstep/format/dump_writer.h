@@ -70,7 +70,7 @@ class DumpWriter {
   void AddEntry(const std::string& name, const PyValue& value);
   // The same with the value already encoded: JSON text as AppendPyJson
   // writes it at level kEntryLevel (a PyJsonBuilder(kEntryLevel)'s text).
-  void AddEncodedEntry(const std::string& name, std::string_view value_text);
+  void AddEncodedEntry(const std::string& name, std::string value_text);
   static constexpr int kEntryLevel = 2;
 
   // Saves `t` as dump_tensor_data/<stem>.npy (atomically) and returns the
@@ -111,7 +111,7 @@ class DumpWriter {
  private:
   struct Piece {
     std::string name;
-    std::string text;  // `"name": value` at nesting level 2
+    std::string value;  // its text at nesting level kEntryLevel
     bool live = true;
   };
   struct StackGroup {
