@@ -107,7 +107,9 @@ DumpWriter::DumpWriter(std::string dir, DumpWriterOptions options)
 
 StatusOr<std::unique_ptr<DumpWriter>> DumpWriter::Create(
     const std::string& rank_dir, DumpWriterOptions options) {
-  LOCKSTEP_RETURN_IF_ERROR(CreateDirs(rank_dir));
+  if (!options.make_dir_lazily) {
+    LOCKSTEP_RETURN_IF_ERROR(CreateDirs(rank_dir));
+  }
   return std::unique_ptr<DumpWriter>(
       new DumpWriter(rank_dir, std::move(options)));
 }
@@ -244,6 +246,7 @@ std::string DumpWriter::ConstructJsonText() const {
 }
 
 Status DumpWriter::Flush() {
+  if (options_.make_dir_lazily) LOCKSTEP_RETURN_IF_ERROR(CreateDirs(dir_));
   LOCKSTEP_RETURN_IF_ERROR(
       WriteFileAtomic(dir_ + "/dump.json", DumpJsonText()));
   if (options_.write_stack_json && stack_dirty_) {

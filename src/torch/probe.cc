@@ -82,7 +82,7 @@ Status ProbeImpl::Start() {
     if (st.ok()) st = WriteEnvFingerprint(config_.dump_path, env);
   }
   if (level_has_ops()) callback_ = AddProbeCallbacks();
-  if (st.ok()) st = BeginStep();
+  if (st.ok()) st = BeginStep(/*first=*/true);
   if (!st.ok()) {  // roll back: nothing stays registered
     if (callback_ != 0) at::removeCallback(callback_);
     callback_ = 0;
@@ -93,7 +93,7 @@ Status ProbeImpl::Start() {
   return st;
 }
 
-Status ProbeImpl::BeginStep() {
+Status ProbeImpl::BeginStep(bool first) {
   api_calls_.Reset();
   module_calls_.Reset();
   grad_calls_.Reset();
@@ -115,8 +115,9 @@ Status ProbeImpl::BeginStep() {
   if (!wanted) return Status::Ok();
   std::string dir = config_.dump_path + "/step" + std::to_string(step_) +
                     "/rank" + std::to_string(rank_);
-  LOCKSTEP_ASSIGN_OR_RETURN(writer_,
-                            DumpWriter::Create(dir, WriterOptions(config_)));
+  DumpWriterOptions o = WriterOptions(config_);
+  o.make_dir_lazily = !first;
+  LOCKSTEP_ASSIGN_OR_RETURN(writer_, DumpWriter::Create(dir, std::move(o)));
   summarizer_.set_dump_writer(writer_.get());
   // dump.json is written once, when the step ends (after the step's tensor
   // files): a step killed half-way leaves no dump.json, so every dump.json

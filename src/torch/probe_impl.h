@@ -115,7 +115,10 @@ class ProbeImpl {
   };
   static constexpr size_t kMaxSkipNotes = 100;  // per dump.json
 
-  Status BeginStep();
+  // first: the step Start begins; its directory is made at once (an
+  // unwritable dump path fails Start). Later steps' directories are made
+  // with their dump.json (or first tensor file).
+  Status BeginStep(bool first = false);
   // Ends the step: its dump.json is queued on files_ (after its tensor
   // files) and written in the background; with !options_.write_behind,
   // waited for. drop_if_empty: a step with no entries leaves nothing.

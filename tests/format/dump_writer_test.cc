@@ -179,6 +179,30 @@ TEST_F(DumpWriterDirTest, ReAddedEntryMovesToTheEndLikeMsprobe) {
   EXPECT_EQ(d->entries.back().name, "e2");  // 499 % 7
 }
 
+TEST_F(DumpWriterDirTest, LazyDirIsMadeByFlushAndItsFailureReported) {
+  DumpWriterOptions o;
+  o.make_dir_lazily = true;
+  std::string rank_dir = dir_ + "/step1/rank0";
+  auto w = DumpWriter::Create(rank_dir, o);
+  ASSERT_TRUE(w.ok());
+  EXPECT_FALSE(PathExists(rank_dir));
+  (*w)->AddEncodedEntry("Functional.relu.0.forward", "{}");
+  ASSERT_TRUE((*w)->Flush().ok());
+  auto d = ReadDumpJson(rank_dir + "/dump.json");
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  ASSERT_EQ(d->entries.size(), 1u);
+  EXPECT_EQ(d->entries[0].name, "Functional.relu.0.forward");
+  // A path that cannot be a directory (a file is in the way) fails at
+  // Flush, not at Create.
+  ASSERT_TRUE(WriteFileAtomic(dir_ + "/file", "x").ok());
+  auto bad = DumpWriter::Create(dir_ + "/file/rank0", o);
+  ASSERT_TRUE(bad.ok());
+  Status st = (*bad)->Flush();
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("file/rank0"), std::string::npos)
+      << st.ToString();
+}
+
 TEST_F(DumpWriterDirTest, EmptyDumpIsValidAndFlushesRepeat) {
   DumpWriterOptions o;
   o.task = "statistics";

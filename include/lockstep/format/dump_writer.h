@@ -47,6 +47,10 @@ struct DumpWriterOptions {
   std::string framework = "pytorch";  // "" leaves the key out (old dumps)
   bool write_stack_json = true;       // as msprobe with extra_info
   bool write_construct_json = true;
+  // The rank directory is made when first needed (Flush, TensorFilePath)
+  // instead of by Create: a writer whose files are written on another
+  // thread leaves that file system work to it too.
+  bool make_dir_lazily = false;
   NpyWriteOptions npy;
 };
 
