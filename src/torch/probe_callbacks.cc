@@ -91,12 +91,8 @@ std::unique_ptr<OpContext> ProbeImpl::OpStart(const at::RecordFunction& fn) {
       }
     } else if (ctx->forward) {
       ctx->entry.BeginDict().Key("input_args");
-      if (config_.input) {
-        summarizer_.List(fn.inputs(), ctx->base + ".forward.input",
-                         &ctx->entry);
-      } else {
-        ctx->entry.BeginList().EndList();
-      }
+      ListIf(config_.input, fn.inputs(), ctx->base + ".forward.input",
+             &ctx->entry);
     }
     result = std::move(ctx);
   });
@@ -133,13 +129,8 @@ void ProbeImpl::OpEnd(const at::RecordFunction& fn, OpContext* ctx) {
     if (ctx->forward) {
       PyJsonBuilder& e = ctx->entry;
       e.Key("input_kwargs").BeginDict().EndDict().Key("output");
-      if (config_.output) {
-        summarizer_.List(outs, fwd + ".output", &e);
-      } else {
-        e.BeginList().EndList();
-      }
-      e.EndDict();
-      AddEntry(fwd, e.Take());
+      ListIf(config_.output, outs, fwd + ".output", &e);
+      AddEntry(fwd, e.EndDict().Take());
     }
     if (config_.backward) HookBackward(ctx->base, outs);
   });
@@ -168,19 +159,10 @@ void ProbeImpl::OnBackward(const std::string& base, int64_t step,
   Guarded(name, [&] {
     PyJsonBuilder e(DumpWriter::kEntryLevel);
     e.BeginDict().Key("input");
-    if (config_.input) {
-      summarizer_.List(grad_in, name + ".input", &e);
-    } else {
-      e.BeginList().EndList();
-    }
+    ListIf(config_.input, grad_in, name + ".input", &e);
     e.Key("output");
-    if (config_.output) {
-      summarizer_.List(grad_out, name + ".output", &e);
-    } else {
-      e.BeginList().EndList();
-    }
-    e.EndDict();
-    AddEntry(name, e.Take());
+    ListIf(config_.output, grad_out, name + ".output", &e);
+    AddEntry(name, e.EndDict().Take());
   });
 }
 

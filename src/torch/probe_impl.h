@@ -128,6 +128,17 @@ class ProbeImpl {
   Status CollectWrites();
   // The "skipped" value of dump.json for skipped_.
   PyValue SkippedValue() const;
+  // The summaries of `values` as the next value of b when `wanted` (the
+  // config's input/output switch), else [].
+  template <typename Values>
+  void ListIf(bool wanted, const Values& values, std::string stem,
+              PyJsonBuilder* b) {
+    if (wanted) {
+      summarizer_.List(values, std::move(stem), b);
+    } else {
+      b->BeginList().EndList();
+    }
+  }
   // `text`: the entry's value, JSON at DumpWriter::kEntryLevel.
   void AddEntry(std::string name, std::string text);
   void HookBackward(const std::string& base,

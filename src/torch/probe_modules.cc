@@ -108,11 +108,7 @@ int64_t ProbeImpl::ModuleBegin(const torch::nn::Module& m,
   if (open.recorded) {
     Guarded(open.name, [&] {
       PyJsonBuilder b;
-      if (config_.input) {
-        summarizer_.List(inputs, open.name + ".input", &b);
-      } else {
-        b.BeginList().EndList();
-      }
+      ListIf(config_.input, inputs, open.name + ".input", &b);
       open.inputs = b.Take();
       b.BeginDict();
       for (const auto& p : m.named_parameters(/*recurse=*/false)) {
@@ -141,11 +137,7 @@ void ProbeImpl::ModuleOutputs(int64_t token,
     PyJsonBuilder e(DumpWriter::kEntryLevel);
     e.BeginDict().Key("input_args").Fragment(open.inputs);
     e.Key("input_kwargs").BeginDict().EndDict().Key("output");
-    if (config_.output) {
-      summarizer_.List(outputs, open.name + ".output", &e);
-    } else {
-      e.BeginList().EndList();
-    }
+    ListIf(config_.output, outputs, open.name + ".output", &e);
     e.Key("parameters").Fragment(open.params).EndDict();
     // The parent of a module entry is the module around it.
     module_stack_.pop_back();
