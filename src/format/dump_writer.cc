@@ -21,10 +21,16 @@ struct DumpHeader {
   const std::vector<std::pair<std::string, PyValue>>* extra = nullptr;
 };
 
+// `"name": ` of a dict member; its value follows.
+void AppendMemberKey(std::string_view name, std::string* out) {
+  AppendPyJsonString(name, out);
+  *out += ": ";
+}
+
+// A top-level key on its own line.
 void AppendKey(std::string_view key, std::string* out) {
   *out += "\n ";
-  AppendPyJsonString(key, out);
-  *out += ": ";
+  AppendMemberKey(key, out);
 }
 
 // `{` ... `"data": ` — the document up to the data dict.
@@ -58,14 +64,6 @@ void AppendHead(const DumpHeader& h, std::string* out) {
   AppendKey("data", out);
 }
 
-// `"name": value` as a member of "data".
-void AppendMember(std::string_view name, const PyValue& value,
-                  std::string* out) {
-  AppendPyJsonString(name, out);
-  *out += ": ";
-  AppendPyJson(value, kIndent, DumpWriter::kEntryLevel, out);
-}
-
 // Closes the document after the data dict's members (n of them were
 // appended, each preceded by OpenMember).
 void AppendTail(size_t n, std::string* out) {
@@ -92,7 +90,8 @@ std::string EncodeDumpJson(const DumpFile& dump) {
   AppendHead(h, &out);
   for (size_t i = 0; i < dump.entries.size(); ++i) {
     OpenMember(i, &out);
-    AppendMember(dump.entries[i].name, dump.entries[i].value, &out);
+    AppendMemberKey(dump.entries[i].name, &out);
+    AppendPyJson(dump.entries[i].value, kIndent, DumpWriter::kEntryLevel, &out);
   }
   AppendTail(dump.entries.size(), &out);
   return out;
@@ -209,8 +208,7 @@ std::string DumpWriter::DumpJsonText() const {
   for (const auto& p : pieces_) {
     if (!p.live) continue;
     OpenMember(n++, &out);
-    AppendPyJsonString(p.name, &out);
-    out += ": ";
+    AppendMemberKey(p.name, &out);
     out += p.value;
   }
   AppendTail(n, &out);

@@ -119,9 +119,9 @@ class ProbeImpl {
   // unwritable dump path fails Start). Later steps' directories are made
   // with their dump.json (or first tensor file).
   Status BeginStep(bool first = false);
-  // Ends the step: its dump.json is queued on files_ (after its tensor
-  // files) and written in the background; with !options_.write_behind,
-  // waited for. drop_if_empty: a step with no entries leaves nothing.
+  // Ends the step: waits for its tensor files, then writes its dump.json
+  // (with options_.write_behind: queues it on files_, after them).
+  // drop_if_empty: a step with no entries leaves nothing.
   Status EndStep(bool drop_if_empty = false);
   // Waits for files_ and notes what it could not write (tensor files, an
   // earlier step's dump.json) as skips of the next dump.json.

@@ -19,9 +19,9 @@ namespace {
 // msprobe's statistics of a tensor, in dump.json's order.
 constexpr const char* kStatKeys[] = {"Max", "Min", "Mean", "Norm"};
 
-std::string DTypeString(const at::Tensor& t) {
-  std::optional<DType> d = FromScalarType(t.scalar_type());
-  if (d) return std::string(TorchDTypeName(*d));
+// The dtype name of a tensor lockstep has no DType for (TorchDTypeName
+// names the others).
+std::string OtherDTypeName(const at::Tensor& t) {
   switch (t.scalar_type()) {  // the names Python's str(dtype) gives
     case at::kComplexHalf:
       return "torch.complex32";
@@ -247,7 +247,7 @@ void TensorSummarizer::Tensor(const at::Tensor& t, const std::string& stem,
   if (d) {
     b->Key("dtype").Str(TorchDTypeName(*d));
   } else {
-    b->Key("dtype").Str(DTypeString(t));
+    b->Key("dtype").Str(OtherDTypeName(t));
   }
   if (std::string why = UnreadableReason(t); !why.empty()) {
     b->Key("shape");
@@ -312,8 +312,9 @@ void TensorSummarizer::List(const std::vector<at::Tensor>& tensors,
 
 namespace {
 
-void Typed(const char* type, PyJsonBuilder* b) {
-  b->BeginDict().Key("type").Str(type).Key("value");
+// {"type": type, "value": ...}: the caller writes the value and EndDict.
+PyJsonBuilder& Typed(const char* type, PyJsonBuilder* b) {
+  return b->BeginDict().Key("type").Str(type).Key("value");
 }
 
 }  // namespace
@@ -324,20 +325,15 @@ void TensorSummarizer::Value(const c10::IValue& v, std::string* stem,
   if (v.isNone()) {
     b->Null();
   } else if (v.isBool()) {
-    Typed("bool", b);
-    b->Bool(v.toBool()).EndDict();
+    Typed("bool", b).Bool(v.toBool()).EndDict();
   } else if (v.isInt()) {
-    Typed("int", b);
-    b->Int(v.toInt()).EndDict();
+    Typed("int", b).Int(v.toInt()).EndDict();
   } else if (v.isDouble()) {
-    Typed("float", b);
-    b->Float(v.toDouble()).EndDict();
+    Typed("float", b).Float(v.toDouble()).EndDict();
   } else if (v.isString()) {
-    Typed("str", b);
-    b->Str(v.toStringRef()).EndDict();
+    Typed("str", b).Str(v.toStringRef()).EndDict();
   } else if (v.isDevice()) {
-    Typed("torch.device", b);
-    b->Str(v.toDevice().str()).EndDict();
+    Typed("torch.device", b).Str(v.toDevice().str()).EndDict();
   } else if (v.isTensorList()) {
     std::vector<c10::IValue> items;
     for (const at::Tensor& t : v.toTensorVector()) items.emplace_back(t);
