@@ -185,6 +185,7 @@ Status ProbeImpl::EndStep(bool drop_if_empty) {
   if (writer_ == nullptr) return Status::Ok();
   Status st = CollectWrites();
   st = Both(st, summarizer_.TakeError());
+  FlushBackwards();
   FlushModuleBackwards();
   summarizer_.Resolve(&pending_);
   summarizer_.ClearCache();

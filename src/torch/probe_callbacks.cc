@@ -29,28 +29,6 @@ void OnEnd(const at::RecordFunction& fn, at::ObserverContext* ctx) {
   if (p != nullptr) p->OpEnd(fn, static_cast<OpContext*>(ctx));
 }
 
-// Records the backward entry of a forward entry when autograd runs the
-// grad_fn of its outputs.
-class BackwardHook : public torch::autograd::FunctionPostHook {
- public:
-  BackwardHook(std::string base, uint64_t session, int64_t step)
-      : base_(std::move(base)), session_(session), step_(step) {}
-  torch::autograd::variable_list operator()(
-      const torch::autograd::variable_list& grad_inputs,
-      const torch::autograd::variable_list& grad_outputs) override {
-    ProbeImpl* p = g_active_probe.load(std::memory_order_acquire);
-    if (p != nullptr && p->session() == session_) {
-      p->OnBackward(base_, step_, grad_outputs, grad_inputs);
-    }
-    return grad_inputs;
-  }
-
- private:
-  std::string base_;
-  uint64_t session_;
-  int64_t step_;
-};
-
 }  // namespace
 
 std::atomic<ProbeImpl*> g_active_probe{nullptr};
@@ -94,6 +72,11 @@ std::unique_ptr<OpContext> ProbeImpl::OpStart(const at::RecordFunction& fn) {
       ListIf(config_.input, fn.inputs(), ctx->base + ".forward.input",
              &ctx->entry);
     }
+    if (config_.backward && config_.task != ProbeTask::kOverflow &&
+        at::GradMode::is_enabled()) {
+      ctx->backward = true;
+      ctx->inputs = NoteCallInputs(fn.inputs());
+    }
     result = std::move(ctx);
   });
   return result;
@@ -132,37 +115,7 @@ void ProbeImpl::OpEnd(const at::RecordFunction& fn, OpContext* ctx) {
       ListIf(config_.output, outs, fwd + ".output", &e);
       AddEntry(fwd, e.EndDict().Take());
     }
-    if (config_.backward) HookBackward(ctx->base, outs);
-  });
-}
-
-void ProbeImpl::HookBackward(const std::string& base,
-                             const std::vector<c10::IValue>& outputs) {
-  std::unordered_set<torch::autograd::Node*> hooked;
-  for (const c10::IValue& v : outputs) {
-    if (!v.isTensor()) continue;
-    const at::Tensor& t = v.toTensor();
-    if (!t.defined() || !t.requires_grad()) continue;
-    std::shared_ptr<torch::autograd::Node> fn = t.grad_fn();
-    if (!fn || !hooked.insert(fn.get()).second) continue;
-    fn->add_post_hook(std::make_unique<BackwardHook>(base, session_, step_));
-  }
-}
-
-void ProbeImpl::OnBackward(const std::string& base, int64_t step,
-                           const std::vector<at::Tensor>& grad_in,
-                           const std::vector<at::Tensor>& grad_out) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (writer_ == nullptr || terminated_ || step != step_) return;
-  at::DisableRecordFunctionGuard no_recursion;
-  std::string name = base + ".backward";
-  Guarded(name, [&] {
-    PyJsonBuilder e(DumpWriter::kEntryLevel);
-    e.BeginDict().Key("input");
-    ListIf(config_.input, grad_in, name + ".input", &e);
-    e.Key("output");
-    ListIf(config_.output, grad_out, name + ".output", &e);
-    AddEntry(name, e.EndDict().Take());
+    if (ctx->backward) HookCall(ctx->base, ctx->inputs, fn.inputs(), outs);
   });
 }
 

@@ -4,6 +4,7 @@
 #define LOCKSTEP_SRC_TORCH_PROBE_IMPL_H_
 
 #include <ATen/record_function.h>
+#include <torch/csrc/autograd/functions/tensor.h>
 #include <torch/nn/module.h>
 
 #include <atomic>
@@ -22,6 +23,7 @@
 #include "lockstep/format/dump_writer.h"
 #include "lockstep/format/probe_config.h"
 #include "lockstep/torch/probe.h"
+#include "torch/probe_backward.h"
 #include "torch/tensor_summary.h"
 
 namespace lockstep {
@@ -34,6 +36,8 @@ struct OpContext : at::ObserverContext {
   // the rest).
   PyJsonBuilder entry{DumpWriter::kEntryLevel};
   std::vector<c10::IValue> held;  // overflow task: inputs, kept until end
+  bool backward = false;          // the call's backward is captured
+  CallInputs inputs;              // when backward
 };
 
 class ProbeImpl {
@@ -48,9 +52,10 @@ class ProbeImpl {
   // Callbacks (probe_callbacks.cc, probe_modules.cc).
   std::unique_ptr<OpContext> OpStart(const at::RecordFunction& fn);
   void OpEnd(const at::RecordFunction& fn, OpContext* ctx);
-  void OnBackward(const std::string& base, int64_t step,
-                  const std::vector<at::Tensor>& grad_in,
-                  const std::vector<at::Tensor>& grad_out);
+  // A backward hook of call `id` of `step` (probe_backward.cc): gradients
+  // of the call's outputs (output_side) or of its tensor inputs, by index.
+  void OnCallGrads(int64_t step, int64_t id, bool output_side,
+                   std::vector<std::pair<uint32_t, at::Tensor>> grads);
   int64_t ModuleBegin(const torch::nn::Module& m,
                       const std::vector<at::Tensor>& inputs);
   void ModuleOutputs(int64_t token, const std::vector<at::Tensor>& outputs);
@@ -141,8 +146,39 @@ class ProbeImpl {
   }
   // `text`: the entry's value, JSON at DumpWriter::kEntryLevel.
   void AddEntry(std::string name, std::string text);
-  void HookBackward(const std::string& base,
-                    const std::vector<c10::IValue>& outputs);
+  // A call whose backward is awaited: the gradients of its outputs and of
+  // its tensor inputs so far, and the hooks yet to run.
+  struct BackwardCall {
+    std::string name;                   // Functional.linear.0.backward
+    std::vector<at::Tensor> out_grads;  // per output tensor
+    std::vector<at::Tensor> in_grads;   // per tensor input (summed)
+    std::vector<int> arg_shape;         // CallInputs::arg_shape
+    // (output j, input i): the call returned input i as output j.
+    std::vector<std::pair<size_t, size_t>> identity;
+    std::vector<std::shared_ptr<torch::autograd::Node>> keep_alive;
+    int pending = 0;
+    bool arrived = false;
+  };
+  // Hooks the autograd nodes of the call `base` that just ended.
+  void HookCall(const std::string& base, const CallInputs& in,
+                c10::ArrayRef<const c10::IValue> inputs,
+                const std::vector<c10::IValue>& outputs);
+  // An in-place call on the view with edge `view_edge` made `copy`: the
+  // view calls that made that view (and the views it came from) get their
+  // share of the gradient from `copy`.
+  void HookViewChain(const torch::autograd::Edge& view_edge,
+                     torch::autograd::CopySlices* copy);
+  // A view call awaiting its backward, by its output's node.
+  struct ViewCall {
+    int64_t call;
+    uint32_t out_index;
+    at::TensorGeometry in, out;
+  };
+  std::unordered_map<const torch::autograd::Node*, ViewCall> view_calls_;
+  void WriteBackward(BackwardCall* c);
+  void WriteArgGrads(const BackwardCall& c, PyJsonBuilder* e);
+  // Writes what arrived for calls still waiting (at the step's end).
+  void FlushBackwards();
   void OnParamGrad(size_t group, size_t index, const at::Tensor& grad);
   // Module backward entries (probe_module_backward.cc): tensor hooks on a
   // module call's outputs (the gradients flowing in) and inputs (the
@@ -175,6 +211,8 @@ class ProbeImpl {
   std::vector<std::string> module_stack_;
   std::map<int64_t, OpenModule> open_modules_;
   std::map<int64_t, ModuleBackward> module_backwards_;
+  std::map<int64_t, BackwardCall> backward_calls_;  // by call order
+  int64_t next_call_id_ = 0;
   int64_t next_token_ = 0;
   std::unordered_map<const torch::nn::Module*, std::string> module_paths_;
   const torch::nn::Module* root_ = nullptr;

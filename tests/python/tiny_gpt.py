@@ -1,0 +1,156 @@
+"""A small GPT-like transformer for the probe's tests and the divergence
+scenarios: token + position embeddings, blocks of layer norm, a qkv linear on
+3-D input split into heads, causal matmul attention with softmax, dropout,
+a GELU MLP, residual adds, a final layer norm and a head tied to the token
+embedding, trained with cross entropy and AdamW.
+
+`Knobs` holds the changes a scenario makes to one run; the defaults are the
+reference run. Everything is seeded: two runs with the same knobs give the
+same numbers bit for bit (one intra-op thread).
+"""
+import dataclasses
+import math
+
+import torch
+import torch.nn.functional as F
+
+
+@dataclasses.dataclass
+class Knobs:
+    vocab: int = 96
+    d: int = 32
+    heads: int = 4
+    blocks: int = 2
+    seq: int = 16
+    batch: int = 4
+    gelu: str = "none"          # "tanh": the approximate GELU
+    ln_eps: float = 1e-5
+    dropout: float = 0.0        # attention and residual dropout
+    init_seed: int = 0          # the parameters' seed
+    init_scale_block1_fc: float = 1.0  # a changed initialisation
+    scale_grad_block0_proj: float = 1.0  # a gradient hook on one tensor
+    insert_mul_one: bool = False  # an extra `x * 1.0` after the first ln
+    decomposed_gelu: bool = False  # GELU written as erf arithmetic
+    softmax_bf16: bool = False  # the first softmax computed in bfloat16
+    inplace_view: bool = False  # an in-place scale of a slice of h
+    saturate_fp16: bool = False  # a scaled activation clamped at 65504
+    nan_at_block1: bool = False  # a log of a negative number in block 1
+    extra_ops: bool = False     # identity-like, list-output, view ops
+
+
+class TinyGPT(torch.nn.Module):
+    def __init__(self, k: Knobs):
+        super().__init__()
+        self.k = k
+        g = torch.Generator().manual_seed(k.init_seed)
+
+        def p(*shape, scale=0.02):
+            return torch.nn.Parameter(torch.randn(*shape, generator=g) * scale)
+
+        d = k.d
+        self.tok = p(k.vocab, d)
+        self.pos = p(k.seq, d)
+        self.blocks = torch.nn.ParameterList()
+        for i in range(k.blocks):
+            fc_scale = 0.02 * (k.init_scale_block1_fc if i == 1 else 1.0)
+            for t in [torch.ones(d), torch.zeros(d),            # ln1
+                      p(3 * d, d), torch.zeros(3 * d),          # qkv
+                      p(d, d), torch.zeros(d),                  # proj
+                      torch.ones(d), torch.zeros(d),            # ln2
+                      p(4 * d, d, scale=fc_scale), torch.zeros(4 * d),  # fc
+                      p(d, 4 * d), torch.zeros(d)]:             # fc2
+                self.blocks.append(t if isinstance(t, torch.nn.Parameter)
+                                   else torch.nn.Parameter(t))
+        self.lnf_w = torch.nn.Parameter(torch.ones(d))
+        self.lnf_b = torch.nn.Parameter(torch.zeros(d))
+
+    def block(self, i, x):
+        k = self.k
+        (ln1w, ln1b, qkvw, qkvb, projw, projb,
+         ln2w, ln2b, fcw, fcb, fc2w, fc2b) = self.blocks[12 * i:12 * i + 12]
+        B, T, C = x.shape
+        h = F.layer_norm(x, (C,), ln1w, ln1b, eps=k.ln_eps)
+        if k.insert_mul_one and i == 0:
+            h = h * 1.0
+        q, kk, v = F.linear(h, qkvw, qkvb).split(C, dim=2)
+        q = q.view(B, T, k.heads, C // k.heads).transpose(1, 2)
+        kk = kk.view(B, T, k.heads, C // k.heads).transpose(1, 2)
+        v = v.view(B, T, k.heads, C // k.heads).transpose(1, 2)
+        att = torch.matmul(q, kk.transpose(-2, -1)) / math.sqrt(C // k.heads)
+        mask = torch.ones(T, T, dtype=torch.bool).tril()
+        att = att.masked_fill(~mask, float("-inf"))
+        if k.softmax_bf16 and i == 0:
+            att = F.softmax(att.to(torch.bfloat16), dim=-1).to(torch.float32)
+        else:
+            att = F.softmax(att, dim=-1)
+        att = F.dropout(att, p=k.dropout, training=self.training)
+        y = torch.matmul(att, v).transpose(1, 2).contiguous().view(B, T, C)
+        y = F.linear(y, projw, projb)
+        if k.scale_grad_block0_proj != 1.0 and i == 0 and y.requires_grad:
+            s = k.scale_grad_block0_proj
+            y.register_hook(lambda g: g * s)
+        x = x + F.dropout(y, p=k.dropout, training=self.training)
+        h = F.layer_norm(x, (C,), ln2w, ln2b, eps=k.ln_eps)
+        h = F.linear(h, fcw, fcb)
+        if k.saturate_fp16 and i == 1:
+            h = torch.clamp(h * 3e4, -65504.0, 65504.0)
+        if k.decomposed_gelu:
+            h = h * 0.5 * (1.0 + torch.erf(h / math.sqrt(2.0)))
+        else:
+            h = F.gelu(h, approximate=k.gelu)
+        if k.nan_at_block1 and i == 1:
+            h = h + torch.log(h.min() - 1.0) * 0.0
+        if k.inplace_view and i == k.blocks - 1:
+            h2 = h.clone()
+            v2 = h2[:, 1:3]
+            v2.mul_(2.0)
+            h = h2
+        h = F.linear(h, fc2w, fc2b)
+        return x + F.dropout(h, p=k.dropout, training=self.training)
+
+    def forward(self, idx, targets):
+        k = self.k
+        x = F.embedding(idx, self.tok) + self.pos[: idx.shape[1]]
+        if k.extra_ops:
+            x = x.to(torch.float32)          # returns its input
+            x = x.float().type_as(x)         # so do these
+            a, b = x.chunk(2, dim=-1)        # list output
+            x = torch.cat([b, a], dim=-1)
+            x = torch.stack(x.unbind(0), 0)  # list output and list input
+            w = self.lnf_w.float()           # a leaf returned as is
+            with torch.no_grad():
+                _ = x * 2.0                  # no graph
+        else:
+            w = self.lnf_w
+        for i in range(k.blocks):
+            x = self.block(i, x)
+        x = F.layer_norm(x, (k.d,), w, self.lnf_b, eps=k.ln_eps)
+        logits = F.linear(x, self.tok)       # tied head
+        return F.cross_entropy(logits.view(-1, k.vocab), targets.view(-1))
+
+
+def batch(k: Knobs, step: int):
+    g = torch.Generator().manual_seed(1000 + step)
+    idx = torch.randint(0, k.vocab, (k.batch, k.seq), generator=g)
+    return idx, torch.roll(idx, -1, dims=1)
+
+
+def train(k: Knobs, steps, on_step=None, probe=None, lr=1e-3):
+    """Trains `steps` steps. on_step(step, model) runs after each backward,
+    before the optimizer; probe.step() after the optimizer."""
+    torch.set_num_threads(1)
+    model = TinyGPT(k)
+    model.train()
+    opt = torch.optim.AdamW(model.parameters(), lr=lr)
+    losses = []
+    for s in range(steps):
+        opt.zero_grad()
+        loss = model(*batch(k, s))
+        loss.backward()
+        losses.append(loss.item())
+        if on_step is not None:
+            on_step(s, model)
+        opt.step()
+        if probe is not None:
+            probe.step()
+    return model, losses
