@@ -50,10 +50,10 @@ at::Tensor ViewRegion(const at::Tensor& g, const at::TensorGeometry& base,
                       view.storage_offset() - base.storage_offset());
 }
 
-// Where a hook's gradient goes: gradient `from` of the node (an input of a
-// pre-hook, an output of a post-hook) is output `to` (pre) or tensor input
-// `to` (post) of the call; `slice`: it is a CopySlices node's base gradient,
-// of which the call's tensor is the view's region.
+// Where a hook's gradient goes: gradient `from` of the node (an incoming
+// one for output_side, else one it passes on) is output `to` (output_side)
+// or tensor input `to` of the call; `slice`: it is a CopySlices node's base
+// gradient, of which the call's tensor is the view's region.
 struct HookTarget {
   uint32_t from = 0;
   uint32_t to = 0;
@@ -75,7 +75,7 @@ struct HookSite {
   uint64_t session;
   int64_t step;
   int64_t call;
-  bool output_side;  // pre-hook: the call's output gradients
+  bool output_side;  // the call's output gradients (the node's inputs)
   std::vector<HookTarget> targets;
   at::TensorGeometry base, view;  // for slice targets and chains
   std::optional<ViewChain> chain;
@@ -110,24 +110,15 @@ struct HookSite {
   }
 };
 
-class CallPreHook : public torch::autograd::FunctionPreHook {
+// A post-hook sees a node's incoming gradients after its pre-hooks (a
+// user's tensor hook on the call's output has run, as it runs before
+// msprobe's per-call hook) and the gradients it passes on.
+class CallHook : public torch::autograd::FunctionPostHook {
  public:
-  explicit CallPreHook(HookSite site) : site_(std::move(site)) {}
-  variable_list operator()(const variable_list& grads) override {
-    site_.Deliver(grads);
-    return grads;
-  }
-
- private:
-  HookSite site_;
-};
-
-class CallPostHook : public torch::autograd::FunctionPostHook {
- public:
-  explicit CallPostHook(HookSite site) : site_(std::move(site)) {}
+  explicit CallHook(HookSite site) : site_(std::move(site)) {}
   variable_list operator()(const variable_list& outputs,
-                           const variable_list& /*inputs*/) override {
-    site_.Deliver(outputs);
+                           const variable_list& inputs) override {
+    site_.Deliver(site_.output_side && !site_.chain ? inputs : outputs);
     return outputs;
   }
 
@@ -137,7 +128,7 @@ class CallPostHook : public torch::autograd::FunctionPostHook {
 
 // The hooks one call needs, by node.
 struct CallHooks {
-  std::vector<std::pair<Node*, HookSite>> pre, post;
+  std::vector<std::pair<Node*, HookSite>> incoming, passed;
   HookSite& At(std::vector<std::pair<Node*, HookSite>>* sites, Node* n,
                const HookSite& proto) {
     for (auto& [node, site] : *sites) {
@@ -236,7 +227,7 @@ void ProbeImpl::HookCall(const std::string& base, const CallInputs& in,
         bool sliced = copy != nullptr && k == 0 && !direct &&
                       SameEdge(in.base_edges[i], e);
         if (!direct && !sliced) continue;
-        HookSite& s = hooks.At(&hooks.post, n, proto);
+        HookSite& s = hooks.At(&hooks.passed, n, proto);
         s.output_side = false;
         if (sliced) {
           s.base = copy->base;
@@ -257,13 +248,13 @@ void ProbeImpl::HookCall(const std::string& base, const CallInputs& in,
       return outs[j].is_view() && SameGeometry(outs[j], c->view);
     });
     if (copy != copies.end()) {
-      HookSite& s = hooks.At(&hooks.pre, *copy, proto);
+      HookSite& s = hooks.At(&hooks.incoming, *copy, proto);
       s.base = (*copy)->base;
       s.view = (*copy)->view;
       s.targets.push_back({0, static_cast<uint32_t>(j), true});
       continue;
     }
-    HookSite& s = hooks.At(&hooks.pre, n, proto);
+    HookSite& s = hooks.At(&hooks.incoming, n, proto);
     s.targets.push_back(
         {out_edges[j].input_nr, static_cast<uint32_t>(j), false});
     if (is_new(n)) {
@@ -286,13 +277,13 @@ void ProbeImpl::HookCall(const std::string& base, const CallInputs& in,
     }
     call.keep_alive.push_back(out_edges[j].function);
   }
-  if (hooks.pre.empty()) return;  // no output needs a gradient
-  call.pending = static_cast<int>(hooks.pre.size() + hooks.post.size());
-  for (auto& [n, s] : hooks.pre) {
-    n->add_pre_hook(std::make_unique<CallPreHook>(std::move(s)));
+  if (hooks.incoming.empty()) return;  // no output needs a gradient
+  call.pending = static_cast<int>(hooks.incoming.size() + hooks.passed.size());
+  for (auto& [n, s] : hooks.incoming) {
+    n->add_post_hook(std::make_unique<CallHook>(std::move(s)));
   }
-  for (auto& [n, s] : hooks.post) {
-    n->add_post_hook(std::make_unique<CallPostHook>(std::move(s)));
+  for (auto& [n, s] : hooks.passed) {
+    n->add_post_hook(std::make_unique<CallHook>(std::move(s)));
   }
   backward_calls_.emplace(id, std::move(call));
 }
@@ -314,7 +305,7 @@ void ProbeImpl::HookViewChain(const Edge& view_edge,
           copy->base,
           copy->view,
           ViewChain{it->second.in, it->second.out, it->second.out_index}};
-      copy->add_post_hook(std::make_unique<CallPostHook>(std::move(s)));
+      copy->add_post_hook(std::make_unique<CallHook>(std::move(s)));
       call->second.pending += 2;  // DeliverChain delivers both sides
     }
     n = n->num_outputs() > 0 ? n->next_edge(0).function.get() : nullptr;

@@ -13,8 +13,9 @@
 // (every node built on this thread takes the next one) and the gradient
 // edge of each tensor input. When it ends, the call's subgraph is the set of
 // nodes reachable from its outputs' edges whose sequence number was taken
-// during the call. Pre-hooks on the outputs' nodes see the gradients of the
-// outputs; post-hooks on the subgraph nodes whose edges leave the subgraph
+// during the call. Post-hooks on the outputs' nodes see the gradients of the
+// outputs as the node receives them (after any tensor hook the user put on
+// an output); post-hooks on the subgraph nodes whose edges leave the subgraph
 // towards an input's edge see what the call passes to that input (summed
 // when several nodes feed one input). An output whose edge is an input's
 // edge (the call returned its input) gets the gradient arriving at that
