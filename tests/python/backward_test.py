@@ -31,7 +31,7 @@ def run(knobs, tmp):
 failed = False
 for name, knobs in [
         ("gpt", tiny_gpt.Knobs()),
-        ("gpt extra ops", tiny_gpt.Knobs(extra_ops=True, inplace_view=True, scale_grad_block0_proj=2.0,
+        ("gpt extra ops", tiny_gpt.Knobs(extra_ops=True, inplace_view=2.0, scale_grad_block0_proj=2.0,
                                          gelu="tanh", blocks=1)),
 ]:
     with tempfile.TemporaryDirectory() as tmp:

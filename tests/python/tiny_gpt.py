@@ -31,10 +31,15 @@ class Knobs:
     scale_grad_block0_proj: float = 1.0  # a gradient hook on one tensor
     insert_mul_one: bool = False  # an extra `x * 1.0` after the first ln
     decomposed_gelu: bool = False  # GELU written as erf arithmetic
-    softmax_bf16: bool = False  # the first softmax computed in bfloat16
-    inplace_view: bool = False  # an in-place scale of a slice of h
-    saturate_fp16: bool = False  # a scaled activation clamped at 65504
-    nan_at_block1: bool = False  # a log of a negative number in block 1
+    inplace_view: float = 0.0   # scale a slice of the last MLP's h in place
+    att_scale: float = 1.0      # multiplies the attention logits
+    act_scale: float = 1.0      # the MLP's activation: gelu(h * s) / s
+    # Kernels replaced for the whole process (see use_kernels): the op
+    # stream and arguments stay those of the reference, the numbers do not.
+    softmax_kernel: str = "native"  # "bf16": computes in bfloat16;
+    #                                 "naive": exp without subtracting the max
+    gelu_kernel: str = "native"     # "fp16_saturate": results saturate at
+    #                                 +-65504 as an NPU's fp16 saturation mode
     extra_ops: bool = False     # identity-like, list-output, view ops
 
 
@@ -78,11 +83,10 @@ class TinyGPT(torch.nn.Module):
         v = v.view(B, T, k.heads, C // k.heads).transpose(1, 2)
         att = torch.matmul(q, kk.transpose(-2, -1)) / math.sqrt(C // k.heads)
         mask = torch.ones(T, T, dtype=torch.bool).tril()
+        if k.att_scale != 1.0:
+            att = att * k.att_scale
         att = att.masked_fill(~mask, float("-inf"))
-        if k.softmax_bf16 and i == 0:
-            att = F.softmax(att.to(torch.bfloat16), dim=-1).to(torch.float32)
-        else:
-            att = F.softmax(att, dim=-1)
+        att = F.softmax(att, dim=-1)
         att = F.dropout(att, p=k.dropout, training=self.training)
         y = torch.matmul(att, v).transpose(1, 2).contiguous().view(B, T, C)
         y = F.linear(y, projw, projb)
@@ -92,18 +96,18 @@ class TinyGPT(torch.nn.Module):
         x = x + F.dropout(y, p=k.dropout, training=self.training)
         h = F.layer_norm(x, (C,), ln2w, ln2b, eps=k.ln_eps)
         h = F.linear(h, fcw, fcb)
-        if k.saturate_fp16 and i == 1:
-            h = torch.clamp(h * 3e4, -65504.0, 65504.0)
+        if k.act_scale != 1.0:
+            h = h * k.act_scale
         if k.decomposed_gelu:
             h = h * 0.5 * (1.0 + torch.erf(h / math.sqrt(2.0)))
         else:
             h = F.gelu(h, approximate=k.gelu)
-        if k.nan_at_block1 and i == 1:
-            h = h + torch.log(h.min() - 1.0) * 0.0
+        if k.act_scale != 1.0:
+            h = h / k.act_scale
         if k.inplace_view and i == k.blocks - 1:
             h2 = h.clone()
             v2 = h2[:, 1:3]
-            v2.mul_(2.0)
+            v2.mul_(k.inplace_view)
             h = h2
         h = F.linear(h, fc2w, fc2b)
         return x + F.dropout(h, p=k.dropout, training=self.training)
@@ -129,6 +133,33 @@ class TinyGPT(torch.nn.Module):
         return F.cross_entropy(logits.view(-1, k.vocab), targets.view(-1))
 
 
+_LIBS = []  # keeps kernel registrations alive
+
+
+def use_kernels(k: Knobs):
+    """Replaces aten kernels for the CPU in this process, as a device whose
+    kernels differ would: nested inside the aten call, so a probe sees the
+    same operator with the same inputs."""
+    if k.softmax_kernel == "native" and k.gelu_kernel == "native":
+        return
+    lib = torch.library.Library("aten", "IMPL")
+    _LIBS.append(lib)
+    if k.softmax_kernel != "native":
+        def softmax(x, dim, half_to_float):
+            if k.softmax_kernel == "bf16":
+                y = x.to(torch.bfloat16)
+                y = (y - y.amax(dim, keepdim=True)).exp()
+                return (y / y.sum(dim, keepdim=True)).to(x.dtype)
+            y = x.exp()  # naive: overflows for large logits
+            return y / y.sum(dim, keepdim=True)
+        lib.impl("_softmax", softmax, "CPU")
+    if k.gelu_kernel == "fp16_saturate":
+        def gelu(x, approximate="none"):
+            y = 0.5 * x * (1.0 + torch.erf(x / math.sqrt(2.0)))
+            return y.clamp(-65504.0, 65504.0)
+        lib.impl("gelu", gelu, "CPU")
+
+
 def batch(k: Knobs, step: int):
     g = torch.Generator().manual_seed(1000 + step)
     idx = torch.randint(0, k.vocab, (k.batch, k.seq), generator=g)
@@ -139,6 +170,8 @@ def train(k: Knobs, steps, on_step=None, probe=None, lr=1e-3):
     """Trains `steps` steps. on_step(step, model) runs after each backward,
     before the optimizer; probe.step() after the optimizer."""
     torch.set_num_threads(1)
+    torch.manual_seed(0)  # the global generator too (env.json records it)
+    use_kernels(k)
     model = TinyGPT(k)
     model.train()
     opt = torch.optim.AdamW(model.parameters(), lr=lr)
@@ -154,3 +187,18 @@ def train(k: Knobs, steps, on_step=None, probe=None, lr=1e-3):
         if probe is not None:
             probe.step()
     return model, losses
+
+
+if __name__ == "__main__":
+    # tiny_gpt.py LIB DUMP TASK STEPS KNOBS_JSON: one run, dumped by the probe.
+    import json
+    import os
+    import sys
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                    "..", "..", "python"))
+    import lockstep_probe
+    lib, dump, task, steps, knobs = sys.argv[1:6]
+    cfg = {"task": task, "level": "L1", "dump_path": dump}
+    with lockstep_probe.Probe(cfg, lib) as probe:
+        _, losses = train(Knobs(**json.loads(knobs)), int(steps), probe=probe)
+    print(json.dumps(losses))

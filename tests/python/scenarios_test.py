@@ -1,0 +1,103 @@
+"""The divergence scenario suite: pairs of runs with one known change each
+(a Python transformer through the Python probe, LeNet-5 through the C++
+probe), dumped in statistics and tensor mode; `lockstep compare TARGET
+BASELINE` with no flags must name the changed operator, and the controls
+must pass. Run by ctest as
+`/usr/bin/python3 tests/python/scenarios_test.py BUILD_DIR [NAME...]`;
+prints one line per case and the hit rate.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+BUILD = os.path.abspath(sys.argv[1])
+ONLY = sys.argv[2:]
+LIB = os.path.join(BUILD, "lib", "liblockstep_py.so")
+LOCKSTEP = os.path.join(BUILD, "bin", "lockstep")
+LENET = os.path.join(BUILD, "bin", "lenet")
+STEPS = "2"
+
+# name: (baseline knobs, target knobs, acceptable first divergences; None:
+# the compare must pass)
+GPT = {
+    "control": ({}, {}, None),
+    "argument gelu approximate": ({}, {"gelu": "tanh"}, {"Functional.gelu.0.forward"}),
+    "argument layer_norm eps": ({}, {"ln_eps": 1e-2}, {"Functional.layer_norm.0.forward"}),
+    "dropout left on": ({}, {"dropout": 0.1}, {"Functional.dropout.0.forward"}),
+    "softmax kernel in bfloat16": ({}, {"softmax_kernel": "bf16"}, {"Functional.softmax.0.forward"}),
+    "inserted op x*1.0": ({}, {"insert_mul_one": True}, {"Torch.mul.0.forward"}),
+    "decomposed gelu": ({}, {"decomposed_gelu": True},
+                        {"Functional.gelu.0.forward", "Torch.mul.0.forward",
+                         "Torch.div.1.forward", "Torch.erf.0.forward"}),
+    "changed initialisation": ({}, {"init_scale_block1_fc": 1.5}, {"Functional.linear.6.forward"}),
+    "gradient hook": ({}, {"scale_grad_block0_proj": 2.0}, {"Functional.linear.1.backward"}),
+    "in-place op on a view": ({"inplace_view": 1.0}, {"inplace_view": 2.0}, {"Tensor.mul_.0.forward"}),
+    "fp16 saturation in gelu": ({"act_scale": 1e6}, {"act_scale": 1e6, "gelu_kernel": "fp16_saturate"},
+                                {"Functional.gelu.0.forward"}),
+    "nan from softmax": ({"att_scale": 1e5}, {"att_scale": 1e5, "softmax_kernel": "naive"},
+                         {"Functional.softmax.0.forward"}),
+}
+# name: (baseline lenet args, target lenet args, acceptable)
+LENET_CASES = {
+    "lenet control": ([], [], None),
+    "lenet conv2 in bfloat16": ([], ["--fault", "conv2-bf16"], {"Functional.conv2d.1.forward"}),
+    "lenet fc2 4 ulp off": ([], ["--fault", "fc2-ulp"], {"Functional.linear.1.forward"}),
+}
+
+
+def gpt_run(tmp, knobs, task, cache):
+    key = ("gpt", json.dumps(knobs, sort_keys=True), task)
+    if key not in cache:
+        dump = os.path.join(tmp, f"run{len(cache)}")
+        subprocess.run(["/usr/bin/python3", os.path.join(HERE, "tiny_gpt.py"), LIB, dump,
+                        task, STEPS, json.dumps(knobs)], check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        cache[key] = dump
+    return cache[key]
+
+
+def lenet_run(tmp, args, task, cache):
+    key = ("lenet", " ".join(args), task)
+    if key not in cache:
+        dump = os.path.join(tmp, f"run{len(cache)}")
+        subprocess.run([LENET, "--steps", STEPS, "--seed", "1", "--task", task,
+                        "--dump", dump] + args, check=True, stdout=subprocess.DEVNULL)
+        cache[key] = dump
+    return cache[key]
+
+
+def compare(tmp, target, baseline):
+    out = os.path.join(tmp, "out")
+    r = subprocess.run([LOCKSTEP, "compare", target, baseline, "-o", out, "-q"],
+                       capture_output=True, text=True)
+    with open(os.path.join(out, "summary.json")) as f:
+        summary = json.load(f)
+    return r.returncode, summary.get("first_divergence") or {}, r.stdout.strip().splitlines()
+
+
+def main():
+    cases = [(n, gpt_run, b, t, want) for n, (b, t, want) in GPT.items()]
+    cases += [(n, lenet_run, b, t, want) for n, (b, t, want) in LENET_CASES.items()]
+    hits = total = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        cache = {}
+        for task in ["statistics", "tensor"]:
+            for name, run, base, target, want in cases:
+                if ONLY and name not in ONLY:
+                    continue
+                rc, first, out = compare(tmp, run(tmp, target, task, cache),
+                                         run(tmp, base, task, cache))
+                got = first.get("entry")
+                ok = (rc == 0 and got is None) if want is None else (rc == 1 and got in want)
+                hits += ok
+                total += 1
+                verdict = out[-1] if out else ""
+                print(f"{'ok  ' if ok else 'MISS'} {task:10} {name:28} exit {rc}: {verdict}")
+    print(f"scenarios: {hits} of {total} named right")
+    return 0 if hits == total else 1
+
+
+sys.exit(main())
