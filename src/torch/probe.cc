@@ -186,7 +186,6 @@ Status ProbeImpl::EndStep(bool drop_if_empty) {
   Status st = CollectWrites();
   st = Both(st, summarizer_.TakeError());
   FlushBackwards();
-  FlushModuleBackwards();
   summarizer_.Resolve(&pending_);
   summarizer_.ClearCache();
   for (TensorSummarizer::Skip& s : summarizer_.TakeSkips()) {

@@ -139,6 +139,15 @@ struct CallHooks {
   }
 };
 
+// Hooks run first-added-last: where calls share a node, the one that ended
+// later (an enclosing module, a call consuming the other's output without
+// a node of its own) is written first, in backward order. The hooks only
+// look, so running before hooks added by others changes nothing.
+void Prepend(Node* n, HookSite site) {
+  auto& hooks = n->post_hooks();
+  hooks.insert(hooks.begin(), std::make_unique<CallHook>(std::move(site)));
+}
+
 }  // namespace
 
 CallInputs NoteCallInputs(c10::ArrayRef<const c10::IValue> inputs) {
@@ -175,7 +184,7 @@ bool SameGeometry(const at::Tensor& t, const at::TensorGeometry& g) {
          t.storage_offset() == g.storage_offset();
 }
 
-void ProbeImpl::HookCall(const std::string& base, const CallInputs& in,
+void ProbeImpl::HookCall(const std::string& name, const CallInputs& in,
                          c10::ArrayRef<const c10::IValue> inputs,
                          const std::vector<c10::IValue>& outputs) {
   std::vector<at::Tensor> outs = FlattenTensors(outputs);
@@ -188,7 +197,7 @@ void ProbeImpl::HookCall(const std::string& base, const CallInputs& in,
   HookSite proto{this, session_, step_, id, true, {}, {}, {}, {}};
   CallHooks hooks;
   BackwardCall call;
-  call.name = base + ".backward";
+  call.name = name;
   call.out_grads.resize(outs.size());
   call.in_grads.resize(in.edges.size());
   call.arg_shape = in.arg_shape;
@@ -279,11 +288,8 @@ void ProbeImpl::HookCall(const std::string& base, const CallInputs& in,
   }
   if (hooks.incoming.empty()) return;  // no output needs a gradient
   call.pending = static_cast<int>(hooks.incoming.size() + hooks.passed.size());
-  for (auto& [n, s] : hooks.incoming) {
-    n->add_post_hook(std::make_unique<CallHook>(std::move(s)));
-  }
-  for (auto& [n, s] : hooks.passed) {
-    n->add_post_hook(std::make_unique<CallHook>(std::move(s)));
+  for (auto& sites : {&hooks.incoming, &hooks.passed}) {
+    for (auto& [n, site] : *sites) Prepend(n, std::move(site));
   }
   backward_calls_.emplace(id, std::move(call));
 }
@@ -305,7 +311,7 @@ void ProbeImpl::HookViewChain(const Edge& view_edge,
           copy->base,
           copy->view,
           ViewChain{it->second.in, it->second.out, it->second.out_index}};
-      copy->add_post_hook(std::make_unique<CallHook>(std::move(s)));
+      Prepend(copy, std::move(s));
       call->second.pending += 2;  // DeliverChain delivers both sides
     }
     n = n->num_outputs() > 0 ? n->next_edge(0).function.get() : nullptr;

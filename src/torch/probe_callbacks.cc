@@ -115,7 +115,9 @@ void ProbeImpl::OpEnd(const at::RecordFunction& fn, OpContext* ctx) {
       ListIf(config_.output, outs, fwd + ".output", &e);
       AddEntry(fwd, e.EndDict().Take());
     }
-    if (ctx->backward) HookCall(ctx->base, ctx->inputs, fn.inputs(), outs);
+    if (ctx->backward) {
+      HookCall(ctx->base + ".backward", ctx->inputs, fn.inputs(), outs);
+    }
   });
 }
 

@@ -99,9 +99,10 @@ class ProbeImpl {
 
  private:
   struct OpenModule {
-    std::string name;                       // Module.conv1.Conv2d.forward.0
-    std::vector<at::Tensor> input_tensors;  // for the backward hooks
-    std::string inputs;  // JSON text at level 0 (PyJsonBuilder::Fragment)
+    std::string name;        // Module.conv1.Conv2d.forward.0
+    bool backward = false;   // its backward is captured
+    CallInputs call_inputs;  // when backward
+    std::string inputs;      // JSON text at level 0 (PyJsonBuilder::Fragment)
     std::string params;
     bool recorded = false;
   };
@@ -159,8 +160,11 @@ class ProbeImpl {
     int pending = 0;
     bool arrived = false;
   };
-  // Hooks the autograd nodes of the call `base` that just ended.
-  void HookCall(const std::string& base, const CallInputs& in,
+  // Hooks the autograd nodes of the call that just ended, whose backward
+  // entry is `name` (Functional.linear.0.backward,
+  // Module.fc1.Linear.backward.0). `inputs`: the call's arguments when it
+  // is an operator (its view geometry is kept for in-place calls later).
+  void HookCall(const std::string& name, const CallInputs& in,
                 c10::ArrayRef<const c10::IValue> inputs,
                 const std::vector<c10::IValue>& outputs);
   // An in-place call on the view with edge `view_edge` made `copy`: the
@@ -180,21 +184,6 @@ class ProbeImpl {
   // Writes what arrived for calls still waiting (at the step's end).
   void FlushBackwards();
   void OnParamGrad(size_t group, size_t index, const at::Tensor& grad);
-  // Module backward entries (probe_module_backward.cc): tensor hooks on a
-  // module call's outputs (the gradients flowing in) and inputs (the
-  // gradients it passes on); the entry is added when all have arrived.
-  struct ModuleBackward {
-    std::string name;  // Module.conv1.Conv2d.backward.0
-    std::vector<std::string> grad_in, grad_out;  // JSON text at level 0
-    size_t in_wanted = 0, out_wanted = 0, arrived = 0;
-  };
-  void HookModuleBackward(const std::string& forward_name,
-                          const std::vector<at::Tensor>& inputs,
-                          const std::vector<at::Tensor>& outputs);
-  void OnModuleGrad(int64_t id, bool output_side, size_t index,
-                    const at::Tensor& grad);
-  void FinishModuleBackward(int64_t id);
-  void FlushModuleBackwards();
   std::string ModulePath(const torch::nn::Module& m) const;
   void RemoveParamHooks();
 
@@ -210,7 +199,6 @@ class ProbeImpl {
   std::vector<std::pair<std::string, std::string>> parents_;
   std::vector<std::string> module_stack_;
   std::map<int64_t, OpenModule> open_modules_;
-  std::map<int64_t, ModuleBackward> module_backwards_;
   std::map<int64_t, BackwardCall> backward_calls_;  // by call order
   int64_t next_call_id_ = 0;
   int64_t next_token_ = 0;

@@ -119,7 +119,12 @@ int64_t ProbeImpl::ModuleBegin(const torch::nn::Module& m,
     });
   }
   module_stack_.push_back(open.name);
-  if (open.recorded && config_.backward) open.input_tensors = inputs;
+  if (open.recorded && config_.backward && at::GradMode::is_enabled()) {
+    std::vector<c10::IValue> values(inputs.begin(), inputs.end());
+    open.call_inputs = NoteCallInputs(
+        c10::ArrayRef<const c10::IValue>(values.data(), values.size()));
+    open.backward = true;
+  }
   int64_t token = next_token_++;
   open_modules_[token] = std::move(open);
   return token;
@@ -143,11 +148,14 @@ void ProbeImpl::ModuleOutputs(int64_t token,
     module_stack_.pop_back();
     AddEntry(open.name, e.Take());
     module_stack_.push_back(open.name);
-    if (config_.backward) {
-      HookModuleBackward(open.name, open.input_tensors, outputs);
+    if (open.backward) {
+      std::string name = open.name;
+      name.replace(name.rfind(".forward."), 9, ".backward.");
+      HookCall(name, open.call_inputs, {},
+               std::vector<c10::IValue>(outputs.begin(), outputs.end()));
     }
   });
-  open.input_tensors.clear();
+  open.call_inputs = CallInputs();
   open.recorded = false;
 }
 

@@ -13,11 +13,12 @@
 // outermost operator of each call is an entry (its inner operators are not,
 // as msprobe dumps the API a user called, not its parts); names follow
 // format/api_naming.h. Inputs are summarized in the start callback (before
-// an in-place operator changes them), outputs in the end callback. An
-// autograd post-hook on the grad_fn of each entry's outputs records the
-// backward entry (input: the gradients flowing in; output: the gradients
-// with respect to the operator's inputs, null where none), numbered like
-// its forward. Level L0/mix adds module entries through ModuleScope.
+// an in-place operator changes them), outputs in the end callback. The
+// backward entry, numbered like its forward, is the call's own
+// vector-Jacobian product (input: the gradients of its outputs; output: the
+// gradients it passes to each tensor argument, null where none), taken by
+// post-hooks on the autograd nodes the call built (src/torch/
+// probe_backward.h). Level L0/mix adds module entries through ModuleScope.
 //
 // Step N of rank R goes to {dump_path}/step{N}/rank{R}/. dump.json is
 // written atomically, once per step, after the step's tensor files, so a
