@@ -40,11 +40,35 @@ GPT = {
     "nan from softmax": ({"att_scale": 1e5}, {"att_scale": 1e5, "softmax_kernel": "naive"},
                          {"Functional.softmax.0.forward"}),
 }
+
+class ForwardOfStep0:
+    """A layer's forward entry in step 0 (lenet --dtype fp16 rounds every
+    activation, its input data included: a forward layer op that shows it is
+    the answer, not the loss's `item()` read after the whole step)."""
+
+    def __contains__(self, first):
+        e = first["entry"]
+        return e.startswith("Functional.") and e.endswith(".forward") and first["step"] == 0
+
+
 # name: (baseline lenet args, target lenet args, acceptable)
 LENET_CASES = {
     "lenet control": ([], [], None),
     "lenet conv2 in bfloat16": ([], ["--fault", "conv2-bf16"], {"Functional.conv2d.1.forward"}),
-    "lenet fc2 4 ulp off": ([], ["--fault", "fc2-ulp"], {"Functional.linear.1.forward"}),
+    "lenet fp16 vs fp32": ([], ["--dtype", "fp16"], ForwardOfStep0()),
+}
+# msprobe's own dumps (../shared/fixtures/msprobe/toy, written by msprobe
+# with torch 1.13): target, baseline, acceptable. dumpB's linear output was
+# rounded through fp16 outside any dumped API (relu's input is the first
+# dumped tensor that shows it); tensC multiplies in a tensor holding NaN and
+# inf (Tensor.__mul__, absent from dumpA).
+TOY = os.path.join(HERE, "..", "..", "..", "shared", "fixtures", "msprobe", "toy")
+MSPROBE_CASES = {
+    "msprobe tensor fp16 rounding": ("dumpB", "dumpA", {"Functional.relu.0.forward"}),
+    "msprobe tensor nan injected": ("tensC", "dumpA", {"Tensor.__mul__.0.forward"}),
+    "msprobe statistics fp16 rounding": ("statB", "statA", {"Functional.relu.0.forward"}),
+    "msprobe statistics nan injected": ("statC", "statA", {"Tensor.__mul__.0.forward"}),
+    "msprobe md5 fp16 rounding": ("md5B", "md5A", {"Functional.relu.0.forward"}),
 }
 
 
@@ -78,6 +102,23 @@ def compare(tmp, target, baseline):
     return r.returncode, summary.get("first_divergence") or {}, r.stdout.strip().splitlines()
 
 
+def hit(first, want):
+    return first in want if isinstance(want, ForwardOfStep0) else first.get("entry") in want
+
+
+def msprobe_cases(tmp):
+    hits = total = 0
+    for name, (target, baseline, want) in MSPROBE_CASES.items():
+        if ONLY and name not in ONLY:
+            continue
+        rc, first, out = compare(tmp, os.path.join(TOY, target), os.path.join(TOY, baseline))
+        ok = rc == 1 and hit(first, want)
+        hits += ok
+        total += 1
+        print(f"{'ok  ' if ok else 'MISS'} {'msprobe':10} {name:32} exit {rc}: {out[-1] if out else ''}")
+    return hits, total
+
+
 def main():
     cases = [(n, gpt_run, b, t, want) for n, (b, t, want) in GPT.items()]
     cases += [(n, lenet_run, b, t, want) for n, (b, t, want) in LENET_CASES.items()]
@@ -91,11 +132,14 @@ def main():
                 rc, first, out = compare(tmp, run(tmp, target, task, cache),
                                          run(tmp, base, task, cache))
                 got = first.get("entry")
-                ok = (rc == 0 and got is None) if want is None else (rc == 1 and got in want)
+                ok = (rc == 0 and got is None) if want is None else (rc == 1 and hit(first, want))
                 hits += ok
                 total += 1
                 verdict = out[-1] if out else ""
-                print(f"{'ok  ' if ok else 'MISS'} {task:10} {name:28} exit {rc}: {verdict}")
+                print(f"{'ok  ' if ok else 'MISS'} {task:10} {name:32} exit {rc}: {verdict}")
+        if os.path.isdir(TOY):
+            h, t = msprobe_cases(tmp)
+            hits, total = hits + h, total + t
     print(f"scenarios: {hits} of {total} named right")
     return 0 if hits == total else 1
 
