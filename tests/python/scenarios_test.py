@@ -33,7 +33,10 @@ GPT = {
                         {"Functional.gelu.0.forward", "Torch.mul.0.forward",
                          "Torch.div.1.forward", "Torch.erf.0.forward"}),
     "changed initialisation": ({}, {"init_scale_block1_fc": 1.5}, {"Functional.linear.6.forward"}),
-    "gradient hook": ({}, {"scale_grad_block0_proj": 2.0}, {"Functional.linear.1.backward"}),
+    # The hook is on the tensor that linear.1 returns and dropout.1 (p=0)
+    # passes through as is: the change is between add.2 and dropout.1.
+    "gradient hook": ({}, {"scale_grad_block0_proj": 2.0},
+                      {"Functional.linear.1.backward", "Functional.dropout.1.backward"}),
     "in-place op on a view": ({"inplace_view": 1.0}, {"inplace_view": 2.0}, {"Tensor.mul_.0.forward"}),
     "fp16 saturation in gelu": ({"act_scale": 1e6}, {"act_scale": 1e6, "gelu_kernel": "fp16_saturate"},
                                 {"Functional.gelu.0.forward"}),
