@@ -98,6 +98,8 @@ struct HookSite {
   void Deliver(const variable_list& grads) const {
     ProbeImpl* p = g_active_probe.load(std::memory_order_acquire);
     if (p != probe || p->session() != session) return;
+    // The slicing below must not be seen as operators of the run.
+    at::DisableRecordFunctionGuard no_recursion;
     if (chain) return DeliverChain(p, grads);
     std::vector<std::pair<uint32_t, at::Tensor>> got;
     got.reserve(targets.size());
