@@ -46,9 +46,11 @@ class Probe:
     def __init__(self, config, lib=None):
         self._ops = load(lib)
         self._config = config if isinstance(config, str) else json.dumps(config)
+        self.started = False  # between start() and stop()
 
     def start(self):
         _warn(self._ops.start(self._config))
+        self.started = True
         return self
 
     def step(self):
@@ -56,6 +58,7 @@ class Probe:
 
     def stop(self):
         _warn(self._ops.stop())
+        self.started = False
 
     def entries(self):
         return self._ops.entries()

@@ -26,7 +26,8 @@ namespace {
 struct Args {
   std::string target, baseline, out_dir;
   std::string mode = "auto";
-  bool fuzzy = false, align = false, xlsx = false, renumber = false;
+  bool fuzzy = false, align = false, no_align = false, xlsx = false;
+  bool renumber = false;
   int jobs = 0;
   std::string target_log, baseline_log, curve_metric = "loss";
   LoggingOptions logging;
@@ -74,11 +75,17 @@ StatusOr<CompareOptions> MakeOptions(const Args& a) {
     return Status::InvalidArgument("--fuzzy-match with --align",
                                    "choose one way of matching rows");
   }
+  if (a.align && a.no_align) {
+    return Status::InvalidArgument("--align with --no-align",
+                                   "choose one of them");
+  }
   if (a.jobs < 0)
     return Status::InvalidArgument("--jobs", "must be >= 1 (0: all cores)");
   o.jobs = a.jobs == 0 ? HardwareThreads() : a.jobs;
   o.fuzzy_match = a.fuzzy;
-  o.align = a.align;
+  o.align = a.align      ? AlignMode::kOn
+            : a.no_align ? AlignMode::kOff
+                         : AlignMode::kAuto;
   o.renumber_params_grad = a.renumber;
   if (StderrIsTerminal() && GetLogLevel() <= LogLevel::kInfo)
     o.progress = Progress;
@@ -109,7 +116,7 @@ Status WriteReports(const CompareResult& r, const Args& a,
   return Status::Ok();
 }
 
-// --align's inserted/missing entries, the first few of them.
+// The aligned streams' inserted/missing entries, the first few of them.
 void PrintGaps(const CompareResult& r) {
   if (r.gaps.empty()) return;
   LogWarning("alignment: " + std::to_string(r.gaps.size()) +
@@ -160,7 +167,10 @@ int Run(int argc, char** argv) {
                "Match rows without call indices, in order (msprobe -fm)");
   app.add_flag(
       "--align", a.align,
-      "Align the op streams (survives ops inserted/missing on one side)");
+      "Always align the op streams (default: only when they differ, "
+      "e.g. an op inserted, removed, fused or decomposed on one side)");
+  app.add_flag("--no-align", a.no_align,
+               "Never align: match rows by name only, as msprobe does");
   app.add_flag("--renumber-params-grad", a.renumber,
                "Renumber parameters_grad entries by occurrence (compare "
                "different steps)");

@@ -34,15 +34,22 @@ std::string Signature(const std::vector<OpRow>& rows, const EntrySpan& s) {
   return sig;
 }
 
+// A row's name after its entry's ("…forward" + ".input.0"); the whole name
+// when it does not start with the entry's (a tensor file's data name).
+std::string Suffix(const std::string& row, const std::string& entry) {
+  return row.compare(0, entry.size(), entry) == 0 ? row.substr(entry.size())
+                                                  : row;
+}
+
 // Pairs the rows of two matched entries by their suffix after the entry name.
 void MatchEntryRows(const std::vector<OpRow>& t, const EntrySpan& ts,
                     const std::vector<OpRow>& b, const EntrySpan& bs,
                     std::vector<int>* match) {
   std::unordered_map<std::string, size_t> by_suffix;
   for (size_t j = bs.begin; j < bs.end; ++j)
-    by_suffix.emplace(b[j].name.substr(bs.name.size()), j);
+    by_suffix.emplace(Suffix(b[j].name, bs.name), j);
   for (size_t i = ts.begin; i < ts.end; ++i) {
-    auto it = by_suffix.find(t[i].name.substr(ts.name.size()));
+    auto it = by_suffix.find(Suffix(t[i].name, ts.name));
     if (it != by_suffix.end() &&
         DTypesComparable(t[i].dtype, b[it->second].dtype)) {
       (*match)[i] = static_cast<int>(it->second);
@@ -97,7 +104,7 @@ bool AlignSequences(const std::vector<std::string>& a,
 
 std::vector<int> AlignRows(const std::vector<OpRow>& target,
                            const std::vector<OpRow>& baseline, int rank,
-                           std::vector<AlignmentGap>* gaps) {
+                           int step, std::vector<AlignmentGap>* gaps) {
   std::vector<EntrySpan> ts = Spans(target), bs = Spans(baseline);
   std::vector<std::string> ta, ba;
   for (const auto& s : ts) ta.push_back(Signature(target, s));
@@ -113,10 +120,15 @@ std::vector<int> AlignRows(const std::vector<OpRow>& target,
     MatchEntryRows(target, ts[i], baseline, bs[j], &match);
   }
   for (size_t i = 0; i < ts.size(); ++i) {
-    if (!t_used[i]) gaps->push_back({ts[i].name, true, rank, i});
+    if (!t_used[i]) gaps->push_back({ts[i].name, true, rank, i, step, i});
   }
+  size_t next_pair = 0;  // the first pair after baseline entry j
   for (size_t j = 0; j < bs.size(); ++j) {
-    if (!b_used[j]) gaps->push_back({bs[j].name, false, rank, j});
+    while (next_pair < pairs.size() && pairs[next_pair].second <= j)
+      ++next_pair;
+    size_t before =
+        next_pair < pairs.size() ? pairs[next_pair].first : ts.size();
+    if (!b_used[j]) gaps->push_back({bs[j].name, false, rank, j, step, before});
   }
   return match;
 }

@@ -4,6 +4,7 @@
 #include <atomic>
 
 #include "lockstep/compare/align.h"
+#include "lockstep/compare/first_divergence.h"
 #include "lockstep/compare/matching.h"
 #include "lockstep/compare/msprobe_row.h"
 #include "lockstep/compare/op_rows.h"
@@ -104,6 +105,17 @@ double WorstStatRelErr(const MsprobeRow& row) {
   return worst;
 }
 
+std::array<double, 4> StatValues(const OpRow& r) {
+  std::array<double, 4> v;
+  for (int k = 0; k < 4; ++k) {
+    v[k] =
+        r.stats[k].is_number() ? r.stats[k].as_double() : CompareRow::kNoStat;
+  }
+  if (!r.is_tensor && r.stats[0].kind() == PyValue::Kind::kBool)
+    v[0] = r.stats[0].as_bool() ? 1 : 0;
+  return v;
+}
+
 }  // namespace
 
 StatusOr<CompareMode> DetectMode(const DumpFile& t, const DumpFile& b) {
@@ -158,11 +170,37 @@ std::vector<std::string> CompareHeader(CompareMode mode, bool with_stack) {
 
 namespace {
 
+// True when the two dumps call the same APIs in the same order.
+bool SameOpStreams(const std::vector<OpRow>& t, const std::vector<OpRow>& b) {
+  auto stream = [](const std::vector<OpRow>& rows) {
+    std::vector<std::string> s;
+    for (size_t i = 0; i < rows.size(); ++i) {
+      if (i == 0 || rows[i].entry_index != rows[i - 1].entry_index)
+        s.push_back(FuzzyName(rows[i].entry));
+    }
+    return s;
+  };
+  return stream(t) == stream(b);
+}
+
 std::vector<int> MatchFor(const std::vector<OpRow>& t,
-                          const std::vector<OpRow>& b, int rank,
+                          const std::vector<OpRow>& b, const DumpPair& pair,
                           const CompareOptions& options,
                           CompareResult* result) {
-  if (options.align) return AlignRows(t, b, rank, &result->gaps);
+  bool align = !options.fuzzy_match &&
+               (options.align == AlignMode::kOn ||
+                (options.align == AlignMode::kAuto && !SameOpStreams(t, b)));
+  if (align) {
+    if (options.align == AlignMode::kAuto) {
+      result->warnings.push_back(
+          "step " + std::to_string(pair.step) + " rank " +
+          std::to_string(pair.rank) +
+          ": the op streams differ (ops inserted, removed, fused or "
+          "decomposed): aligned them; --no-align matches by name as msprobe "
+          "does");
+    }
+    return AlignRows(t, b, pair.rank, pair.step, &result->gaps);
+  }
   MatchOptions mo;
   mo.fuzzy = options.fuzzy_match;
   mo.renumber_params_grad = options.renumber_params_grad;
@@ -216,6 +254,14 @@ CompareRow MakeRow(CompareMode mode, const MsprobeRow& r,
     out.max_rel_err = WorstStatRelErr(r);
   }
   out.msprobe_result = MsprobeResultName(r.result);
+  RowError e = EstimateRowError(mode, r, facts);
+  out.error = e.error;
+  out.floor = e.floor;
+  out.is_input =
+      r.npu->state == RowState::kInput || r.npu->state == RowState::kParameters;
+  out.is_tensor = r.npu->is_tensor;
+  out.target_stats = StatValues(*r.npu);
+  if (r.bench != nullptr) out.baseline_stats = StatValues(*r.bench);
   return out;
 }
 
@@ -225,7 +271,7 @@ Status CompareRankPair(const DumpPair& pair, const CompareOptions& options,
                        CompareResult* result) {
   std::vector<OpRow> trows = FlattenDump(*pair.target);
   std::vector<OpRow> brows = FlattenDump(*pair.baseline);
-  std::vector<int> match = MatchFor(trows, brows, pair.rank, options, result);
+  std::vector<int> match = MatchFor(trows, brows, pair, options, result);
   std::vector<MsprobeRow> rows(trows.size());
   for (size_t i = 0; i < trows.size(); ++i) {
     rows[i].npu = &trows[i];
@@ -268,7 +314,7 @@ void FinishResult(CompareResult* result) {
     if (r.msprobe_result == "error") ++s.msprobe_error;
   }
   result->summary = s;
-  result->first_divergence = FindFirstDivergence(result->rows);
+  result->first_divergence = FindFirstDivergence(result->rows, result->gaps);
 }
 
 }  // namespace lockstep

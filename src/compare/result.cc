@@ -44,6 +44,10 @@ const char* DivergenceReasonName(DivergenceReason r) {
       return "missing";
     case DivergenceReason::kDtype:
       return "dtype";
+    case DivergenceReason::kArgument:
+      return "argument";
+    case DivergenceReason::kInput:
+      return "input";
   }
   return "?";
 }

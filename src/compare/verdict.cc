@@ -1,5 +1,6 @@
 #include "lockstep/compare/verdict.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -24,14 +25,8 @@ std::string Fmt(double x) {
   return buf;
 }
 
-// Relative L2 error bound by the least precise dtype of the pair.
 double RelL2Bound(const std::string& a, const std::string& b) {
-  auto has = [&](const char* d) {
-    return a.find(d) != std::string::npos || b.find(d) != std::string::npos;
-  };
-  if (has("bfloat16") || has("BFloat16")) return 8e-3;
-  if (has("float16") || has("Float16")) return 1e-3;
-  return 1e-5;
+  return RoundingFloor(a, b);
 }
 
 bool StatNonFinite(const PyValue& v) {
@@ -155,76 +150,91 @@ RowVerdict JudgeRow(CompareMode mode, const MsprobeRow& row,
   return v;
 }
 
+double DTypeFloor(const std::string& dtype) {
+  auto has = [&](const char* d) { return dtype.find(d) != std::string::npos; };
+  constexpr double kFp32 = 0x1p-17;  // 128 u: sums of ~16k terms, sqrt growth
+  if (has("bfloat16") || has("BFloat16")) return 0x1p-7;  // 2 u
+  if (has("float16") || has("Float16") || has("half")) return 0x1p-10;
+  if (has("float8_e4m3") || has("Float8E4M3")) return 0x1p-3;
+  if (has("float8_e5m2") || has("Float8E5M2")) return 0x1p-2;
+  if (has("float64") || has("Float64") || has("double") ||
+      dtype == "<class 'float'>") {
+    return 0x1p-46;  // 128 u of double
+  }
+  if (has("float") || has("Float") || has("complex")) return kFp32;
+  return 0;  // integers, bool, strings: exact
+}
+
+double RoundingFloor(const std::string& a, const std::string& b) {
+  return std::max(DTypeFloor(a), DTypeFloor(b));
+}
+
 namespace {
 
-// One entry's rows [begin, end) of one (step, rank).
-struct EntryScan {
-  size_t end = 0;
-  bool inputs_ok = true;  // every input row passes
-  bool any_matched_input = false;
-  int bad_output = -1;  // first output row that does not pass
-};
+double RelDiff(double a, double b) {
+  double d = std::fabs(a - b);
+  if (d == 0) return 0;
+  double s = std::fabs(b);
+  return s > 0 ? d / s : INFINITY;
+}
 
-EntryScan ScanEntry(const std::vector<CompareRow>& rows, size_t begin) {
-  EntryScan e;
-  const CompareRow& head = rows[begin];
-  for (e.end = begin; e.end < rows.size(); ++e.end) {
-    const CompareRow& r = rows[e.end];
-    if (r.entry != head.entry || r.rank != head.rank || r.step != head.step) {
-      break;
-    }
-    bool ok = r.verdict == Verdict::kPass;
-    if (!r.is_output) {
-      e.any_matched_input |= r.verdict != Verdict::kUnmatched;
-      e.inputs_ok &= ok;
-    } else if (!ok && e.bad_output < 0) {
-      e.bad_output = static_cast<int>(e.end);
-    }
+// The statistics' estimate of the relative error: max/min/mean against the
+// baseline's scale, norm against its norm.
+double StatsError(const OpRow& a, const OpRow& b) {
+  bool a_bad = StatNonFinite(a.stats[0]) || StatNonFinite(a.stats[1]);
+  bool b_bad = StatNonFinite(b.stats[0]) || StatNonFinite(b.stats[1]);
+  if (a_bad != b_bad) return INFINITY;
+  if (a_bad) return 0;  // both non-finite: nothing to tell them apart
+  if (!a.stats[0].is_number() || !b.stats[0].is_number()) {
+    return std::numeric_limits<double>::quiet_NaN();
   }
-  return e;
+  double scale = std::max(std::fabs(b.stats[0].as_double()),
+                          std::fabs(b.stats[1].as_double()));
+  double worst = 0;
+  for (int k = 0; k < 4; ++k) {
+    if (!a.stats[k].is_number() || !b.stats[k].is_number()) continue;
+    double d = std::fabs(a.stats[k].as_double() - b.stats[k].as_double());
+    double s = k == 3 ? std::fabs(b.stats[3].as_double()) : scale;
+    worst = std::max(worst, s > 0 ? d / s : (d > 0 ? INFINITY : 0));
+  }
+  return worst;
 }
 
-FirstDivergence At(const std::vector<CompareRow>& rows, size_t i,
-                   std::string detail) {
-  const CompareRow& r = rows[i];
-  return {
-      true, r.rank, r.step, r.entry, r.npu_name, r.reason, std::move(detail),
-      i};
-}
-
-std::string JoinMessages(const CompareRow& r) {
-  std::string out;
-  for (const auto& m : r.messages) out += (out.empty() ? "" : "; ") + m;
-  return out;
+double TensorError(const TensorPairFacts& f) {
+  if (f.shape_mismatch || f.nonfinite_mismatch) return INFINITY;
+  if (!f.compared) return std::numeric_limits<double>::quiet_NaN();
+  return f.rel_l2_err;
 }
 
 }  // namespace
 
-FirstDivergence FindFirstDivergence(const std::vector<CompareRow>& rows) {
-  FirstDivergence best;
-  size_t first_bad = rows.size();  // the fallback: earliest non-passing row
-  for (size_t i = 0; i < rows.size();) {
-    EntryScan e = ScanEntry(rows, i);
-    for (size_t j = i; j < e.end && first_bad == rows.size(); ++j) {
-      if (rows[j].verdict != Verdict::kPass) first_bad = j;
+RowError EstimateRowError(CompareMode mode, const MsprobeRow& row,
+                          const TensorPairFacts* facts) {
+  RowError e;
+  if (row.bench == nullptr) return e;
+  const OpRow& a = *row.npu;
+  const OpRow& b = *row.bench;
+  e.floor = RoundingFloor(a.dtype, b.dtype);
+  if (a.is_null || b.is_null) {
+    e.error = a.is_null == b.is_null ? 0 : INFINITY;
+  } else if (!a.is_tensor || !b.is_tensor) {
+    if (a.is_tensor != b.is_tensor) {
+      e.error = INFINITY;
+    } else if (a.stats[0].is_number() && b.stats[0].is_number()) {
+      e.error = RelDiff(a.stats[0].as_double(), b.stats[0].as_double());
+    } else {
+      e.error = PyEquals(a.stats[0], b.stats[0]) ? 0 : INFINITY;
     }
-    if (e.bad_output >= 0) {
-      const CompareRow& r = rows[static_cast<size_t>(e.bad_output)];
-      bool fully_unmatched =
-          !e.any_matched_input && r.verdict == Verdict::kUnmatched;
-      bool better = !best.found || r.step < best.step ||
-                    (r.step == best.step && r.rank < best.rank);
-      if (e.inputs_ok && !fully_unmatched && better) {
-        best = At(rows, static_cast<size_t>(e.bad_output), JoinMessages(r));
-      }
-    }
-    i = e.end;
+  } else if (a.shape != b.shape) {
+    e.error = INFINITY;
+  } else if (mode == CompareMode::kMd5) {
+    e.error = a.md5 == b.md5 ? 0 : INFINITY;
+  } else if (mode == CompareMode::kTensor && facts != nullptr) {
+    e.error = TensorError(*facts);
+  } else {
+    e.error = StatsError(a, b);
   }
-  if (best.found || first_bad == rows.size()) return best;
-  return At(rows, first_bad,
-            "inputs already differ here and no dumped operator before it "
-            "diverged: the change happened outside the dumped operators (an "
-            "op left out of the dump, the input data or the weights)");
+  return e;
 }
 
 }  // namespace lockstep

@@ -150,13 +150,20 @@ void Prepend(Node* n, HookSite site) {
   hooks.insert(hooks.begin(), std::make_unique<CallHook>(std::move(site)));
 }
 
+// A tensor the caller passed (not a Python number ATen wrapped: it has no
+// gradient, and the dump records it as the number).
+bool IsUserTensor(const c10::IValue& v) {
+  return v.isTensor() &&
+         !v.toTensor().unsafeGetTensorImpl()->is_wrapped_number();
+}
+
 }  // namespace
 
 CallInputs NoteCallInputs(c10::ArrayRef<const c10::IValue> inputs) {
   CallInputs in;
   in.seq_begin = at::sequence_number::peek();
   for (const c10::IValue& v : inputs) {
-    if (v.isTensor()) {
+    if (IsUserTensor(v)) {
       NoteTensor(v.toTensor(), &in);
       in.arg_shape.push_back(-1);
     } else if (v.isTensorList()) {

@@ -317,10 +317,26 @@ PyJsonBuilder& Typed(const char* type, PyJsonBuilder* b) {
   return b->BeginDict().Key("type").Str(type).Key("value");
 }
 
+// A Python number that ATen wrapped into a 0-dim tensor (`x.mul_(2.0)`): the
+// number the user wrote, as msprobe records it.
+void WrappedNumber(const at::Tensor& t, PyJsonBuilder* b) {
+  if (t.scalar_type() == at::kBool) {
+    Typed("bool", b).Bool(t.item<bool>()).EndDict();
+  } else if (at::isIntegralType(t.scalar_type(), false)) {
+    Typed("int", b).Int(t.item<int64_t>()).EndDict();
+  } else if (at::isComplexType(t.scalar_type())) {
+    b->BeginDict().Key("type").Str("complex").EndDict();
+  } else {
+    Typed("float", b).Float(t.item<double>()).EndDict();
+  }
+}
+
 }  // namespace
 
 void TensorSummarizer::Value(const c10::IValue& v, std::string* stem,
                              PyJsonBuilder* b, bool* overflow) {
+  if (v.isTensor() && v.toTensor().unsafeGetTensorImpl()->is_wrapped_number())
+    return WrappedNumber(v.toTensor(), b);
   if (v.isTensor()) return Tensor(v.toTensor(), *stem, b, overflow);
   if (v.isNone()) {
     b->Null();

@@ -103,7 +103,7 @@ TEST(AlignTest, JitFunctionDumpedOnOneSideOnly) {
       Row("Functional.linear.1.forward", "input.0", "[2, 4]"),
       Row("Functional.linear.1.forward", "output.0", "[2, 2]")};
   std::vector<AlignmentGap> gaps;
-  std::vector<int> m = AlignRows(t, b, 0, &gaps);
+  std::vector<int> m = AlignRows(t, b, 0, -1, &gaps);
   EXPECT_EQ(m, (std::vector<int>{0, 1, -1, -1, 2, 3}));
   ASSERT_EQ(gaps.size(), 1u);
   EXPECT_EQ(gaps[0].entry, "Torch.mul.0.forward");

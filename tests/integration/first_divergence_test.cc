@@ -105,7 +105,7 @@ TEST_F(FirstDivergenceTest, SmallPrecisionLossIsAWarning) {
 
 TEST_F(FirstDivergenceTest, InsertedOpIsAGapWithAlign) {
   CompareOptions align;
-  align.align = true;
+  align.align = AlignMode::kOn;
   CompareResult r = Compare(Faulty(Fault::kInserted, 4), SyntheticRun{}, align);
   ASSERT_EQ(r.gaps.size(), 1u);
   EXPECT_EQ(r.gaps[0].entry, "Torch.jit_fn.0.forward");
@@ -118,7 +118,7 @@ TEST_F(FirstDivergenceTest, MissingOpShiftsCallIndicesWithoutAlign) {
   // Without --align, removing linear.0 renames nothing but leaves the entry
   // missing; with --align the op is reported missing from the target.
   CompareOptions align;
-  align.align = true;
+  align.align = AlignMode::kOn;
   CompareResult r = Compare(Faulty(Fault::kMissing, 5), SyntheticRun{}, align);
   ASSERT_EQ(r.gaps.size(), 1u);
   EXPECT_EQ(r.gaps[0].entry, SyntheticOpName(5));

@@ -80,11 +80,12 @@ with tempfile.TemporaryDirectory() as tmp:
     assert r.returncode == 1, (r.returncode, r.stdout, r.stderr)
     with open(os.path.join(summary, "summary.json")) as f:
         s = json.load(f)
-    # The fault changes mul's scalar input (1.001 vs 1.0), so by lockstep's
-    # rule (the first entry whose inputs agree and whose outputs differ) the
-    # first divergence is cos's backward: its incoming gradient agrees, its
-    # result (which uses the saved, already different input) does not.
+    # The fault changes mul's scalar argument (1.001 vs 1.0): the probe
+    # records the Python number (not ATen's wrapped 0-dim tensor), and a
+    # changed argument is a cause.
     first = s["first_divergence"]
-    assert first["entry"] == "Torch.cos.0.backward", first
+    assert first["entry"] == "Torch.mul.0.forward", first
+    assert first["reason"] == "argument", first
+    assert first["detail"] == "argument 1: 1.001 vs 1.0", first
     assert s["error"] > 0 and s["rows"] > 100, s
 print("probe_test.py: OK")

@@ -168,13 +168,18 @@ def batch(k: Knobs, step: int):
 
 def train(k: Knobs, steps, on_step=None, probe=None, lr=1e-3):
     """Trains `steps` steps. on_step(step, model) runs after each backward,
-    before the optimizer; probe.step() after the optimizer."""
+    before the optimizer; probe.step() after the optimizer. A probe that is
+    not started yet is started once the model and optimizer are built (as a
+    user would after loading a checkpoint), and stopped at the end."""
     torch.set_num_threads(1)
     torch.manual_seed(0)  # the global generator too (env.json records it)
     use_kernels(k)
     model = TinyGPT(k)
     model.train()
     opt = torch.optim.AdamW(model.parameters(), lr=lr)
+    started_here = probe is not None and not getattr(probe, "started", True)
+    if started_here:
+        probe.start()
     losses = []
     for s in range(steps):
         opt.zero_grad()
@@ -186,6 +191,8 @@ def train(k: Knobs, steps, on_step=None, probe=None, lr=1e-3):
         opt.step()
         if probe is not None:
             probe.step()
+    if started_here:
+        probe.stop()
     return model, losses
 
 
@@ -199,6 +206,6 @@ if __name__ == "__main__":
     import lockstep_probe
     lib, dump, task, steps, knobs = sys.argv[1:6]
     cfg = {"task": task, "level": "L1", "dump_path": dump}
-    with lockstep_probe.Probe(cfg, lib) as probe:
-        _, losses = train(Knobs(**json.loads(knobs)), int(steps), probe=probe)
+    _, losses = train(Knobs(**json.loads(knobs)), int(steps),
+                      probe=lockstep_probe.Probe(cfg, lib))
     print(json.dumps(losses))

@@ -25,10 +25,11 @@ namespace lockstep {
 inline constexpr int kMaxAlignEdits = 4000;
 
 // For each target row, the matched baseline row or -1. Entries present on
-// one side only are appended to `gaps` (with `rank`), in stream order.
+// one side only are appended to `gaps` (with `rank` and `step`), in stream
+// order; a missing entry's target_position is the target entry it precedes.
 std::vector<int> AlignRows(const std::vector<OpRow>& target,
                            const std::vector<OpRow>& baseline, int rank,
-                           std::vector<AlignmentGap>* gaps);
+                           int step, std::vector<AlignmentGap>* gaps);
 
 // Myers' diff over two sequences of keys: returns pairs (i, j) of equal
 // elements on one shortest edit script, in order. Returns false (and leaves

@@ -21,10 +21,16 @@ namespace lockstep {
 
 using TensorLoader = std::function<StatusOr<Tensor>(const std::string& path)>;
 
+// How rows are paired: kAuto matches by name (msprobe's way) when both op
+// streams call the same APIs in the same order, and aligns them (align.h)
+// when they do not (an inserted, removed, fused or decomposed op), saying so
+// in a warning; kOn always aligns; kOff never does.
+enum class AlignMode { kAuto, kOn, kOff };
+
 struct CompareOptions {
-  std::optional<CompareMode> mode;  // nullopt: derived from the dumps (auto)
-  bool fuzzy_match = false;         // msprobe -fm
-  bool align = false;               // lockstep's sequence alignment
+  std::optional<CompareMode> mode;     // nullopt: derived from the dumps (auto)
+  bool fuzzy_match = false;            // msprobe -fm
+  AlignMode align = AlignMode::kAuto;  // ignored with fuzzy_match
   bool renumber_params_grad = false;
   int jobs = 1;              // rows compared in parallel (tensor mode)
   TensorLoader load_tensor;  // REQUIRES: set for tensor mode

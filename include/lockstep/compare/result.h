@@ -6,6 +6,7 @@
 #ifndef LOCKSTEP_COMPARE_RESULT_H_
 #define LOCKSTEP_COMPARE_RESULT_H_
 
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -30,11 +31,14 @@ enum class DivergenceReason {
   kNan,
   kShape,
   kMissing,
-  kDtype
+  kDtype,
+  kArgument,  // a non-tensor argument differs (gelu's approximate, an eps)
+  kInput      // an input differs that no dumped operator before it explains
 };
 const char* DivergenceReasonName(DivergenceReason r);  // "precision", ...
 
 struct CompareRow {
+  static constexpr double kNoStat = std::numeric_limits<double>::quiet_NaN();
   // Cells in the order of CompareResult::columns, as msprobe prints them.
   std::vector<std::string> cells;
   std::string npu_name;
@@ -54,6 +58,21 @@ struct CompareRow {
   double max_rel_err = std::numeric_limits<double>::quiet_NaN();
   // 1 - cosine, computed stably (see ARCHITECTURE.md numerical notes).
   double one_minus_cos = std::numeric_limits<double>::quiet_NaN();
+  // What the first-divergence rule (verdict.h) reads. `error` estimates the
+  // relative error of the target against the baseline (tensor mode:
+  // ||a-b||/||b||; statistics: from max/min/mean/norm; md5 and non-tensor
+  // values: 0 when equal, else inf for md5 and strings, |a-b|/|b| for
+  // numbers; inf on a shape or inf/nan mismatch; NaN when unknown). `floor`
+  // is the rounding floor of the pair's dtypes (errors at or below it are
+  // rounding noise).
+  double error = std::numeric_limits<double>::quiet_NaN();
+  double floor = 0;
+  bool is_input = false;   // an input or parameters row (not output, grad)
+  bool is_tensor = false;  // a tensor on the target side
+  // max, min, mean, norm of each side (NaN when absent; a number's value in
+  // [0]): fingerprints that find the earlier output an input was.
+  std::array<double, 4> target_stats = {kNoStat, kNoStat, kNoStat, kNoStat};
+  std::array<double, 4> baseline_stats = {kNoStat, kNoStat, kNoStat, kNoStat};
 };
 
 // The earliest entry (execution order, per rank) whose inputs agree with the
@@ -77,6 +96,10 @@ struct AlignmentGap {
       false;  // true: inserted in target; false: missing from target
   int rank = 0;
   size_t position = 0;  // index in that side's entry sequence
+  int step = -1;
+  // The index of the target entry it comes before (missing entries; the
+  // target's entry count when it comes last).
+  size_t target_position = 0;
 };
 
 struct CompareSummary {

@@ -7,8 +7,8 @@
 //              unreadable data, or a precision loss past the error bound
 //   warning    a precision loss past the warning bound, or a dtype change
 //   pass       otherwise
-// Bounds (docs/compare.md), with rtol by the least precise dtype of the pair
-// (fp32/fp64: 1e-5, fp16: 1e-3, bf16: 8e-3): tensor mode: error when
+// Bounds (docs/compare.md), with rtol the pair's RoundingFloor (fp32:
+// 2^-17 = 7.6e-6, fp16: 2^-10, bf16: 2^-7): tensor mode: error when
 // cosine < 0.99 and max abs err > 0.001, or cosine < 0.9, or max abs err > 1
 // (msprobe 8.3.3's "Accuracy Reached" rule), or the data is unreadable;
 // warning when ‖a−b‖/‖b‖ > rtol. Statistics mode: the largest of |Δmax|,
@@ -19,6 +19,8 @@
 #ifndef LOCKSTEP_COMPARE_VERDICT_H_
 #define LOCKSTEP_COMPARE_VERDICT_H_
 
+#include <limits>
+#include <string>
 #include <vector>
 
 #include "lockstep/compare/msprobe_row.h"
@@ -37,11 +39,20 @@ struct RowVerdict {
 RowVerdict JudgeRow(CompareMode mode, const MsprobeRow& row,
                     const TensorPairFacts* facts);
 
-// The first entry, in execution order within each (step, rank), whose input
-// rows all pass and some output row does not; ties across ranks go to the
-// lowest rank. If every diverging entry already had diverging inputs, the
-// earliest non-pass row is reported with that said in `detail`.
-FirstDivergence FindFirstDivergence(const std::vector<CompareRow>& rows);
+// The rounding floor of a pair of dtypes: relative errors at or below it are
+// rounding noise. 2 u of the less precise dtype (two kernels each rounding
+// once) for 16- and 8-bit floats, 128 u for fp32 and fp64 (accumulation over
+// ~16k terms with sqrt(n) growth); 0 for integers, bool and strings.
+double RoundingFloor(const std::string& dtype_a, const std::string& dtype_b);
+
+// A row's error estimate for the first-divergence rule (see
+// CompareRow::error); NaN and floor 0 when the row is unmatched.
+struct RowError {
+  double error = std::numeric_limits<double>::quiet_NaN();
+  double floor = 0;
+};
+RowError EstimateRowError(CompareMode mode, const MsprobeRow& row,
+                          const TensorPairFacts* facts);
 
 }  // namespace lockstep
 

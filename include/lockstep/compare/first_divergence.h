@@ -1,0 +1,50 @@
+// The first divergent operator: where the target run starts to differ from
+// the baseline by more than what came before it explains.
+//
+// Entries are walked in execution order per rank, step by step, carrying
+// what was seen. An entry is the culprit when, first of all:
+//  - it is on one side only (inserted in the target, or missing from it,
+//    where the op streams were aligned);
+//  - a non-tensor argument differs (gelu's `approximate`, an eps, a dropout
+//    p), unless an earlier dumped output returned that value on both sides;
+//  - a tensor input differs beyond its rounding floor and
+//      * an earlier output was that tensor in the baseline but not in the
+//        target (matched by max/min/mean/norm): it changed between the two
+//        ops (a gradient hook, an op outside the dump, an in-place change);
+//      * or no earlier output was it and its error is more than
+//        kInputJump times anything seen before: a parameter or input data
+//        that differs (before the first step: an initialisation or a
+//        checkpoint);
+//  - its output error is more than its inputs' error explains:
+//      out > kAmplification * in + floor   (floor: RoundingFloor of the
+//    output's dtypes), where `in` for a backward entry includes its forward
+//    entry's error (the saved tensors), and for an entry without inputs (a
+//    factory op, a parameter-gradient entry) is the largest error seen.
+// Ties across ranks go to the earliest step, then the lowest rank. When no
+// entry qualifies and some row does not pass, the earliest such row is
+// reported with that said in `detail`.
+// Thread safety: pure function.
+#ifndef LOCKSTEP_COMPARE_FIRST_DIVERGENCE_H_
+#define LOCKSTEP_COMPARE_FIRST_DIVERGENCE_H_
+
+#include <vector>
+
+#include "lockstep/compare/result.h"
+
+namespace lockstep {
+
+// How much an op may amplify its inputs' relative error (a residual add, a
+// softmax of logits of magnitude ~4, a layer norm) before it is the cause.
+inline constexpr double kAmplification = 4;
+// How far an input's error may exceed every error seen before it when no
+// dumped operator produced it.
+inline constexpr double kInputJump = 4;
+
+// `rows` in target order per (step, rank) as CompareRankPair appends them;
+// `gaps` as the alignment found them.
+FirstDivergence FindFirstDivergence(const std::vector<CompareRow>& rows,
+                                    const std::vector<AlignmentGap>& gaps);
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_COMPARE_FIRST_DIVERGENCE_H_

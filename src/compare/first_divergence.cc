@@ -1,0 +1,376 @@
+#include "lockstep/compare/first_divergence.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+namespace lockstep {
+namespace {
+
+std::string Fmt(double x) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.3g", x);
+  return buf;
+}
+
+bool Known(double e) { return !std::isnan(e); }
+
+// Parameter names of common APIs, for "argument `eps`" instead of
+// "argument 4" (positional arguments as the probes record them; a Tensor
+// method's argument 0 is self).
+const std::map<std::string, std::vector<const char*>>& ArgNames() {
+  static const auto* names =
+      new std::map<std::string, std::vector<const char*>>{
+          {"Functional.gelu", {"input", "approximate"}},
+          {"Functional.layer_norm",
+           {"input", "normalized_shape", "weight", "bias", "eps"}},
+          {"Functional.group_norm",
+           {"input", "num_groups", "weight", "bias", "eps"}},
+          {"Functional.batch_norm",
+           {"input", "running_mean", "running_var", "weight", "bias",
+            "training", "momentum", "eps"}},
+          {"Functional.dropout", {"input", "p", "training", "inplace"}},
+          {"Functional.softmax", {"input", "dim", "_stacklevel", "dtype"}},
+          {"Functional.log_softmax", {"input", "dim", "_stacklevel", "dtype"}},
+          {"Functional.linear", {"input", "weight", "bias"}},
+          {"Functional.conv2d",
+           {"input", "weight", "bias", "stride", "padding", "dilation",
+            "groups"}},
+          {"Functional.embedding",
+           {"input", "weight", "padding_idx", "max_norm", "norm_type",
+            "scale_grad_by_freq", "sparse"}},
+          {"Functional.cross_entropy",
+           {"input", "target", "weight", "size_average", "ignore_index",
+            "reduce", "reduction", "label_smoothing"}},
+          {"Functional.leaky_relu", {"input", "negative_slope", "inplace"}},
+          {"Functional.relu", {"input", "inplace"}},
+          {"Functional.max_pool2d",
+           {"input", "kernel_size", "stride", "padding", "dilation",
+            "ceil_mode", "return_indices"}},
+          {"Functional.scaled_dot_product_attention",
+           {"query", "key", "value", "attn_mask", "dropout_p", "is_causal",
+            "scale"}},
+      };
+  return *names;
+}
+
+// "argument `approximate`" / "argument 1" for an input row of `entry`.
+std::string ArgumentName(const CompareRow& r) {
+  const std::string& name = r.npu_name;
+  size_t at = name.find(".input.", r.entry.size() > 0 ? r.entry.size() - 1 : 0);
+  if (at == std::string::npos) return "argument " + name;
+  std::string arg = name.substr(at + 7);
+  std::string first = arg.substr(0, arg.find('.'));
+  bool positional = !first.empty() &&
+                    std::all_of(first.begin(), first.end(),
+                                [](char c) { return c >= '0' && c <= '9'; });
+  if (positional) {
+    // "Functional.gelu.0.forward" -> "Functional.gelu"
+    std::string api = r.entry;
+    for (int i = 0; i < 2 && api.rfind('.') != std::string::npos; ++i)
+      api.erase(api.rfind('.'));
+    auto it = ArgNames().find(api);
+    size_t k = std::stoul(first);
+    if (it != ArgNames().end() && k < it->second.size()) {
+      return "argument `" + std::string(it->second[k]) + "`" +
+             arg.substr(first.size());
+    }
+    return "argument " + arg;
+  }
+  return "argument `" + arg + "`";
+}
+
+// The forward entry of a backward entry ("X.3.backward" -> "X.3.forward",
+// "Module.a.Linear.backward.0" -> "Module.a.Linear.forward.0"), or "".
+std::string ForwardOf(const std::string& entry) {
+  size_t at = entry.rfind(".backward");
+  if (at == std::string::npos) return "";
+  return entry.substr(0, at) + ".forward" + entry.substr(at + 9);
+}
+
+// Two sides' statistics of one tensor: max and min exactly (reductions in
+// any order agree), mean and norm within a relative 1e-6 (they need not).
+bool SameStats(const std::array<double, 4>& a, const std::array<double, 4>& b) {
+  auto eq = [](double x, double y) {
+    return x == y || (std::isnan(x) && std::isnan(y));
+  };
+  auto near = [&](double x, double y) {
+    return eq(x, y) ||
+           std::fabs(x - y) <= 1e-6 * std::max(std::fabs(x), std::fabs(y));
+  };
+  return eq(a[0], b[0]) && eq(a[1], b[1]) && near(a[2], b[2]) &&
+         near(a[3], b[3]);
+}
+
+uint64_t StatsKey(const std::array<double, 4>& s) {
+  uint64_t x, y;
+  std::memcpy(&x, &s[0], 8);
+  std::memcpy(&y, &s[1], 8);
+  return x * 0x9E3779B97F4A7C15ull ^ (y + (x << 6) + (x >> 2));
+}
+
+struct Span {
+  size_t begin, end;  // positions in the rank's row index list
+};
+
+// Walks one rank's entries in order; the state is what was seen before.
+class RankWalker {
+ public:
+  RankWalker(const std::vector<CompareRow>& rows,
+             const std::vector<size_t>& order,
+             std::vector<const AlignmentGap*> missing)
+      : rows_(rows), order_(order), missing_(std::move(missing)) {}
+
+  std::optional<FirstDivergence> Walk() {
+    int step = INT32_MIN;
+    size_t entry_in_step = 0;
+    size_t next_gap = 0;
+    for (size_t i = 0; i < order_.size();) {
+      Span s{i, i};
+      const CompareRow& head = Row(i);
+      while (s.end < order_.size() && Row(s.end).entry == head.entry &&
+             Row(s.end).step == head.step) {
+        ++s.end;
+      }
+      if (head.step != step) {
+        step = head.step;
+        entry_in_step = 0;
+        first_step_ = head.step == Row(0).step;
+      }
+      for (; next_gap < missing_.size(); ++next_gap) {
+        const AlignmentGap& g = *missing_[next_gap];
+        if (g.step > step ||
+            (g.step == step && g.target_position > entry_in_step)) {
+          break;
+        }
+        return Missing(g, order_[s.begin]);
+      }
+      if (auto f = Judge(s)) return f;
+      ++entry_in_step;
+      i = s.end;
+    }
+    if (next_gap < missing_.size()) {
+      return Missing(*missing_[next_gap], order_.empty() ? 0 : order_.back());
+    }
+    return std::nullopt;
+  }
+
+ private:
+  const CompareRow& Row(size_t pos) const { return rows_[order_[pos]]; }
+
+  FirstDivergence At(size_t pos, DivergenceReason reason,
+                     std::string detail) const {
+    const CompareRow& r = Row(pos);
+    return {true,
+            r.rank,
+            r.step,
+            r.entry,
+            r.npu_name,
+            reason,
+            std::move(detail),
+            order_[pos]};
+  }
+
+  FirstDivergence Missing(const AlignmentGap& g, size_t near_row) const {
+    const CompareRow& r = rows_[near_row];
+    return {true,
+            g.rank,
+            g.step,
+            g.entry,
+            "",
+            DivergenceReason::kMissing,
+            "in the baseline only: the target does not call it (before " +
+                r.entry + " in the target)",
+            near_row};
+  }
+
+  // The latest earlier output that was this input in the baseline.
+  std::optional<size_t> Producer(const CompareRow& in) const {
+    auto range = outputs_.equal_range(StatsKey(in.baseline_stats));
+    std::optional<size_t> best;
+    for (auto it = range.first; it != range.second; ++it) {
+      const CompareRow& o = rows_[it->second];
+      if (SameStats(o.baseline_stats, in.baseline_stats) &&
+          (!best || it->second > *best)) {
+        best = it->second;
+      }
+    }
+    return best;
+  }
+
+  std::optional<FirstDivergence> Judge(const Span& s) {
+    const CompareRow& head = Row(s.begin);
+    bool all_unmatched = true;
+    for (size_t p = s.begin; p < s.end; ++p)
+      all_unmatched &= Row(p).verdict == Verdict::kUnmatched;
+    if (all_unmatched) {
+      return At(s.begin, DivergenceReason::kMissing,
+                "in the target only: no baseline entry matches it (an "
+                "inserted op, or one named differently)");
+    }
+    double in_err = 0;
+    bool any_input = false;
+    for (size_t p = s.begin; p < s.end; ++p) {
+      const CompareRow& r = Row(p);
+      if (!r.is_input || !Known(r.error)) continue;
+      any_input = true;
+      if (auto f = JudgeInput(p)) return f;
+      in_err = std::max(in_err, r.error);
+    }
+    std::string fwd = ForwardOf(head.entry);
+    if (!fwd.empty()) {
+      auto it = forward_err_.find(fwd);
+      if (it != forward_err_.end()) in_err = std::max(in_err, it->second);
+    }
+    if (!any_input) in_err = std::max(in_err, seen_err_);
+    double out_err = 0, floor = 0;
+    std::optional<size_t> worst;
+    for (size_t p = s.begin; p < s.end; ++p) {
+      const CompareRow& r = Row(p);
+      if (r.is_input || !Known(r.error)) continue;
+      floor = std::max(floor, r.floor);
+      if (!worst || r.error > out_err) {
+        out_err = r.error;
+        worst = p;
+      }
+    }
+    if (worst && out_err > floor && out_err > kAmplification * in_err + floor) {
+      const CompareRow& r = Row(*worst);
+      std::string detail = "output error " + Fmt(out_err) +
+                           " where its inputs' error " + Fmt(in_err) +
+                           " explains at most " +
+                           Fmt(kAmplification * in_err + floor);
+      for (const auto& m : r.messages) detail += "; " + m;
+      return At(*worst,
+                r.reason == DivergenceReason::kNone
+                    ? DivergenceReason::kPrecision
+                    : r.reason,
+                detail);
+    }
+    Remember(s, std::max(in_err, out_err), fwd.empty());
+    return std::nullopt;
+  }
+
+  std::optional<FirstDivergence> JudgeInput(size_t p) const {
+    const CompareRow& r = Row(p);
+    if (r.error <= r.floor) return std::nullopt;
+    std::optional<size_t> prod = Producer(r);
+    if (!r.is_tensor) {
+      if (prod && SameStats(rows_[*prod].target_stats, r.target_stats))
+        return std::nullopt;  // the value an earlier op returned
+      std::string detail = ArgumentName(r) + ": " + TargetVsBaseline(r);
+      return At(p, DivergenceReason::kArgument, detail);
+    }
+    if (prod) {
+      const CompareRow& o = rows_[*prod];
+      if (SameStats(o.target_stats, r.target_stats)) return std::nullopt;
+      return At(p, DivergenceReason::kInput,
+                "input " + InputName(r) + " (error " + Fmt(r.error) +
+                    ") is not what " + o.entry +
+                    " returned in the target, as it was in the baseline: it "
+                    "changed between the two (a gradient hook, an in-place "
+                    "change or an op outside the dump)");
+    }
+    double seen = std::max(seen_err_, r.floor);
+    if (r.error <= kInputJump * seen) return std::nullopt;
+    std::string what =
+        "input " + InputName(r) + " differs (error " + Fmt(r.error) + ")";
+    if (seen_err_ == 0) {
+      what += std::string(" before any dumped operator diverged") +
+              (first_step_ ? " and before the first step" : "") +
+              ": no dumped op produced it (a parameter or the input data: "
+              "a changed initialisation or checkpoint?)";
+    } else {
+      what += ", more than " + Fmt(kInputJump) + "x any error before it (" +
+              Fmt(seen_err_) +
+              "), and no dumped op produced it: it changed outside the "
+              "dumped operators";
+    }
+    return At(p, DivergenceReason::kInput, what);
+  }
+
+  static std::string InputName(const CompareRow& r) {
+    size_t at = r.npu_name.rfind(".input.");
+    if (at != std::string::npos) return r.npu_name.substr(at + 7);
+    at = r.npu_name.rfind(".parameters.");
+    return at != std::string::npos ? "parameter " + r.npu_name.substr(at + 12)
+                                   : r.npu_name;
+  }
+
+  static std::string TargetVsBaseline(const CompareRow& r) {
+    for (const auto& m : r.messages) {
+      if (m.rfind("value ", 0) == 0) return m.substr(6);
+    }
+    return "error " + Fmt(r.error);
+  }
+
+  void Remember(const Span& s, double err, bool forward) {
+    seen_err_ = std::max(seen_err_, err);
+    for (size_t p = s.begin; p < s.end; ++p) {
+      const CompareRow& r = Row(p);
+      if (r.is_input || std::isnan(r.baseline_stats[0])) continue;
+      outputs_.emplace(StatsKey(r.baseline_stats), order_[p]);
+    }
+    if (forward) forward_err_[Row(s.begin).entry] = err;
+  }
+
+  const std::vector<CompareRow>& rows_;
+  const std::vector<size_t>& order_;
+  std::vector<const AlignmentGap*> missing_;
+  double seen_err_ = 0;
+  bool first_step_ = true;
+  std::unordered_multimap<uint64_t, size_t> outputs_;
+  std::unordered_map<std::string, double> forward_err_;
+};
+
+std::string JoinMessages(const CompareRow& r) {
+  std::string out;
+  for (const auto& m : r.messages) out += (out.empty() ? "" : "; ") + m;
+  return out;
+}
+
+}  // namespace
+
+FirstDivergence FindFirstDivergence(const std::vector<CompareRow>& rows,
+                                    const std::vector<AlignmentGap>& gaps) {
+  std::map<int, std::vector<size_t>> by_rank;
+  for (size_t i = 0; i < rows.size(); ++i) by_rank[rows[i].rank].push_back(i);
+  FirstDivergence best;
+  for (auto& [rank, order] : by_rank) {
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return rows[a].step < rows[b].step;
+    });
+    std::vector<const AlignmentGap*> missing;
+    for (const AlignmentGap& g : gaps) {
+      if (g.rank == rank && !g.in_target) missing.push_back(&g);
+    }
+    std::stable_sort(missing.begin(), missing.end(),
+                     [](const AlignmentGap* a, const AlignmentGap* b) {
+                       return a->step != b->step
+                                  ? a->step < b->step
+                                  : a->target_position < b->target_position;
+                     });
+    std::optional<FirstDivergence> f =
+        RankWalker(rows, order, std::move(missing)).Walk();
+    if (f && (!best.found || f->step < best.step)) best = *f;
+  }
+  if (best.found) return best;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (rows[i].verdict == Verdict::kPass) continue;
+    const CompareRow& r = rows[i];
+    std::string detail = JoinMessages(r);
+    detail += std::string(detail.empty() ? "" : "; ") +
+              "no operator's error exceeds what its inputs explain: the "
+              "runs drift apart by accumulated rounding, or the change "
+              "happened outside the dumped operators";
+    return {true, r.rank, r.step, r.entry, r.npu_name, r.reason, detail, i};
+  }
+  return best;
+}
+
+}  // namespace lockstep
