@@ -36,6 +36,10 @@ void WriteGaps(const CompareResult& r, JsonWriter* w) {
     w->String(g.in_target ? "inserted" : "missing");
     w->Key("rank");
     w->Int(g.rank);
+    if (g.step >= 0) {
+      w->Key("step");
+      w->Int(g.step);
+    }
     w->Key("position");
     w->Uint64(g.position);
     w->EndObject();

@@ -3,8 +3,9 @@
 probe), dumped in statistics and tensor mode; `lockstep compare TARGET
 BASELINE` with no flags must name the changed operator, and the controls
 must pass. Run by ctest as
-`/usr/bin/python3 tests/python/scenarios_test.py BUILD_DIR [NAME...]`;
-prints one line per case and the hit rate.
+`/usr/bin/python3 tests/python/scenarios_test.py BUILD_DIR [NAME...]`
+(with LOCKSTEP_FIXTURES=shared/fixtures for msprobe's dumps, which are then
+required); prints one line per case and the hit rate.
 """
 import json
 import os
@@ -65,7 +66,9 @@ LENET_CASES = {
 # rounded through fp16 outside any dumped API (relu's input is the first
 # dumped tensor that shows it); tensC multiplies in a tensor holding NaN and
 # inf (Tensor.__mul__, absent from dumpA).
-TOY = os.path.join(HERE, "..", "..", "..", "shared", "fixtures", "msprobe", "toy")
+FIXTURES = os.environ.get("LOCKSTEP_FIXTURES",
+                          os.path.join(HERE, "..", "..", "..", "shared", "fixtures"))
+TOY = os.path.join(FIXTURES, "msprobe", "toy")
 MSPROBE_CASES = {
     "msprobe tensor fp16 rounding": ("dumpB", "dumpA", {"Functional.relu.0.forward"}),
     "msprobe tensor nan injected": ("tensC", "dumpA", {"Tensor.__mul__.0.forward"}),
@@ -140,7 +143,7 @@ def main():
                 total += 1
                 verdict = out[-1] if out else ""
                 print(f"{'ok  ' if ok else 'MISS'} {task:10} {name:32} exit {rc}: {verdict}")
-        if os.path.isdir(TOY):
+        if os.path.isdir(TOY) or "LOCKSTEP_FIXTURES" in os.environ:
             h, t = msprobe_cases(tmp)
             hits, total = hits + h, total + t
     print(f"scenarios: {hits} of {total} named right")

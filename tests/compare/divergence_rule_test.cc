@@ -1,0 +1,337 @@
+// The first-divergence rule on hand-built rows: each rule of
+// first_divergence.h, and the cases where it must stay silent.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lockstep/compare/first_divergence.h"
+
+namespace lockstep {
+namespace {
+
+constexpr double kFp32Floor = 0x1p-17;
+
+// Builds the rows of one (step, rank) stream.
+class Stream {
+ public:
+  explicit Stream(int step = 0) : step_(step) {}
+
+  // A tensor row. `stats` are the baseline's (max, min, mean, norm); the
+  // target's are the same scaled by 1 + error unless `target` is given.
+  Stream& Tensor(const std::string& entry, const std::string& io, double error,
+                 std::array<double, 4> stats,
+                 std::optional<std::array<double, 4>> target = {}) {
+    CompareRow r = Base(entry, io);
+    r.is_tensor = true;
+    r.error = error;
+    r.floor = kFp32Floor;
+    r.baseline_stats = stats;
+    if (target) {
+      r.target_stats = *target;
+    } else {
+      for (int k = 0; k < 4; ++k) r.target_stats[k] = stats[k] * (1 + error);
+    }
+    r.verdict = error > kFp32Floor ? Verdict::kError : Verdict::kPass;
+    if (r.verdict != Verdict::kPass) r.reason = DivergenceReason::kPrecision;
+    rows_.push_back(r);
+    return *this;
+  }
+
+  // A number argument.
+  Stream& Number(const std::string& entry, const std::string& io, double t,
+                 double b) {
+    CompareRow r = Base(entry, io);
+    r.error = t == b ? 0 : std::fabs(t - b) / std::fabs(b);
+    r.target_stats[0] = t;
+    r.baseline_stats[0] = b;
+    r.verdict = t == b ? Verdict::kPass : Verdict::kError;
+    r.messages.push_back("value " + std::to_string(t) + " vs " +
+                         std::to_string(b));
+    rows_.push_back(r);
+    return *this;
+  }
+
+  Stream& Unmatched(const std::string& entry, const std::string& io) {
+    CompareRow r = Base(entry, io);
+    r.verdict = Verdict::kUnmatched;
+    rows_.push_back(r);
+    return *this;
+  }
+
+  // Changes row i's error (its verdict follows; its statistics do not).
+  Stream& SetError(size_t i, double error) {
+    rows_[i].error = error;
+    rows_[i].verdict = error > kFp32Floor ? Verdict::kError : Verdict::kPass;
+    return *this;
+  }
+
+  std::vector<CompareRow>& rows() { return rows_; }
+
+ private:
+  CompareRow Base(const std::string& entry, const std::string& io) {
+    CompareRow r;
+    r.entry = entry;
+    r.npu_name = entry + "." + io;
+    r.step = step_;
+    r.is_output = io.rfind("output", 0) == 0;
+    r.is_input = !r.is_output;
+    return r;
+  }
+
+  int step_;
+  std::vector<CompareRow> rows_;
+};
+
+const std::array<double, 4> kX = {3, -2, 0.1, 40};
+const std::array<double, 4> kY = {5, -1, 0.7, 60};
+const std::array<double, 4> kW = {0.5, -0.5, 0.01, 4};
+const std::array<double, 4> kZ = {9, -9, 1.5, 99};
+
+TEST(DivergenceRuleTest, IdenticalRunsHaveNone) {
+  Stream s;
+  s.Tensor("Functional.relu.0.forward", "input.0", 0, kX)
+      .Tensor("Functional.relu.0.forward", "output.0", 0, kY);
+  EXPECT_FALSE(FindFirstDivergence(s.rows(), {}).found);
+}
+
+TEST(DivergenceRuleTest, OutputBeyondTheFloorWithExactInputs) {
+  Stream s;
+  s.Tensor("Functional.relu.0.forward", "input.0", 0, kX)
+      .Tensor("Functional.relu.0.forward", "output.0", 0, kY)
+      .Tensor("Functional.gelu.0.forward", "input.0", 0, kY)
+      .Tensor("Functional.gelu.0.forward", "output.0", 1e-3, kZ);
+  FirstDivergence f = FindFirstDivergence(s.rows(), {});
+  ASSERT_TRUE(f.found);
+  EXPECT_EQ(f.entry, "Functional.gelu.0.forward");
+  EXPECT_EQ(f.reason, DivergenceReason::kPrecision);
+  EXPECT_EQ(f.row, "Functional.gelu.0.forward.output.0");
+}
+
+TEST(DivergenceRuleTest, ErrorWithinRoundingFloorIsNoise) {
+  Stream s;
+  s.Tensor("Functional.relu.0.forward", "input.0", 0, kX)
+      .Tensor("Functional.relu.0.forward", "output.0", kFp32Floor / 2, kY);
+  EXPECT_FALSE(FindFirstDivergence(s.rows(), {}).found);
+}
+
+TEST(DivergenceRuleTest, PropagatedErrorIsNotACause) {
+  // linear amplifies its input's error 3x (within kAmplification); add
+  // passes it on; softmax amplifies 40x: softmax is named.
+  Stream s;
+  s.Tensor("Functional.relu.0.forward", "input.0", 0, kX)
+      .Tensor("Functional.relu.0.forward", "output.0", 1e-3, kY)
+      .Tensor("Functional.linear.0.forward", "input.0", 1e-3, kY)
+      .Tensor("Functional.linear.0.forward", "output.0", 3e-3, kW)
+      .Tensor("Torch.add.0.forward", "input.0", 3e-3, kW)
+      .Tensor("Torch.add.0.forward", "output.0", 3e-3, kZ);
+  FirstDivergence f = FindFirstDivergence(s.rows(), {});
+  ASSERT_TRUE(f.found);
+  EXPECT_EQ(f.entry, "Functional.relu.0.forward");  // exact inputs
+
+  Stream t;
+  t.Tensor("Functional.linear.0.forward", "input.0", 1e-3, kY)
+      .Tensor("Functional.linear.0.forward", "output.0", 3e-3, kW)
+      .Tensor("Functional.softmax.0.forward", "input.0", 3e-3, kW)
+      .Tensor("Functional.softmax.0.forward", "output.0", 0.12, kZ);
+  // linear's input: no producer, but nothing was seen before it: an input
+  // that differs before any op diverged.
+  f = FindFirstDivergence(t.rows(), {});
+  ASSERT_TRUE(f.found);
+  EXPECT_EQ(f.entry, "Functional.linear.0.forward");
+  EXPECT_EQ(f.reason, DivergenceReason::kInput);
+  EXPECT_NE(f.detail.find("before the first step"), std::string::npos)
+      << f.detail;
+}
+
+TEST(DivergenceRuleTest, AmplificationBeyondTheBoundIsNamed) {
+  Stream s;
+  s.Tensor("Functional.relu.0.forward", "input.0", 0, kX)
+      .Tensor("Functional.relu.0.forward", "output.0", 1e-5, kY)  // noise
+      .Tensor("Functional.linear.0.forward", "input.0", 1e-5, kY)
+      .Tensor("Functional.linear.0.forward", "output.0", 3e-5, kW)
+      .Tensor("Functional.softmax.0.forward", "input.0", 3e-5, kW)
+      .Tensor("Functional.softmax.0.forward", "output.0", 3e-3, kZ);
+  // relu's 1e-5 with exact inputs is past the fp32 floor (7.6e-6): named.
+  FirstDivergence f = FindFirstDivergence(s.rows(), {});
+  EXPECT_EQ(f.entry, "Functional.relu.0.forward");
+  s.SetError(1, 5e-6).SetError(2, 5e-6);  // below the floor
+  s.SetError(3, 2e-5).SetError(4, 2e-5);  // 4x 5e-6 + floor = 2.8e-5
+  f = FindFirstDivergence(s.rows(), {});
+  ASSERT_TRUE(f.found);
+  EXPECT_EQ(f.entry, "Functional.softmax.0.forward") << f.detail;
+  EXPECT_NE(f.detail.find("output error 0.003"), std::string::npos) << f.detail;
+}
+
+TEST(DivergenceRuleTest, ChangedArgumentIsNamedWithItsName) {
+  Stream s;
+  s.Tensor("Functional.layer_norm.0.forward", "input.0", 0, kX)
+      .Number("Functional.layer_norm.0.forward", "input.4", 1e-2, 1e-5)
+      .Tensor("Functional.layer_norm.0.forward", "output.0", 0.2, kY);
+  FirstDivergence f = FindFirstDivergence(s.rows(), {});
+  ASSERT_TRUE(f.found);
+  EXPECT_EQ(f.reason, DivergenceReason::kArgument);
+  EXPECT_EQ(f.row, "Functional.layer_norm.0.forward.input.4");
+  EXPECT_EQ(f.detail.rfind("argument `eps`: ", 0), 0u) << f.detail;
+}
+
+TEST(DivergenceRuleTest, ArgumentAnEarlierOpReturnedIsPropagated) {
+  // Tensor.item returns 2.5 vs 2.0 after an exact input... item's own output
+  // is the cause; mul's argument carrying that value is not.
+  Stream s;
+  s.Tensor("Tensor.item.0.forward", "input.0", 0, kX)
+      .Number("Tensor.item.0.forward", "output.0", 2.5, 2.0)
+      .Tensor("Torch.mul.0.forward", "input.0", 0, kY)
+      .Number("Torch.mul.0.forward", "input.1", 2.5, 2.0);
+  FirstDivergence f = FindFirstDivergence(s.rows(), {});
+  ASSERT_TRUE(f.found);
+  EXPECT_EQ(f.entry, "Tensor.item.0.forward");
+  // With item agreeing, the argument is a cause.
+  Stream t;
+  t.Tensor("Tensor.item.0.forward", "input.0", 0, kX)
+      .Number("Tensor.item.0.forward", "output.0", 2.0, 2.0)
+      .Tensor("Torch.mul.0.forward", "input.0", 0, kY)
+      .Number("Torch.mul.0.forward", "input.1", 2.5, 2.0);
+  f = FindFirstDivergence(t.rows(), {});
+  EXPECT_EQ(f.entry, "Torch.mul.0.forward");
+  EXPECT_EQ(f.reason, DivergenceReason::kArgument);
+}
+
+TEST(DivergenceRuleTest, GradientChangedBetweenTwoOps) {
+  // add.0.backward returns kY on both sides; dropout.0.backward receives it
+  // doubled in the target (a hook on the tensor between them).
+  std::array<double, 4> doubled = {10, -2, 1.4, 120};
+  Stream s;
+  s.Tensor("Torch.add.0.backward", "input.0", 0, kX)
+      .Tensor("Torch.add.0.backward", "output.0", 0, kY)
+      .Tensor("Functional.dropout.0.backward", "input.0", 1.0, kY, doubled)
+      .Tensor("Functional.dropout.0.backward", "output.0", 1.0, kZ);
+  FirstDivergence f = FindFirstDivergence(s.rows(), {});
+  ASSERT_TRUE(f.found);
+  EXPECT_EQ(f.entry, "Functional.dropout.0.backward");
+  EXPECT_EQ(f.reason, DivergenceReason::kInput);
+  EXPECT_NE(f.detail.find("not what Torch.add.0.backward returned"),
+            std::string::npos)
+      << f.detail;
+}
+
+TEST(DivergenceRuleTest, InputThatAnEarlierOutputWasIsExplained) {
+  // relu's output differs (named); linear's input is that output: linear is
+  // not named even though its input jumps past everything seen.
+  Stream s;
+  s.Tensor("Functional.relu.0.forward", "input.0", 0, kX)
+      .Tensor("Functional.relu.0.forward", "output.0", 0.5, kY)
+      .Tensor("Functional.linear.0.forward", "input.0", 0.5, kY);
+  FirstDivergence f = FindFirstDivergence(s.rows(), {});
+  EXPECT_EQ(f.entry, "Functional.relu.0.forward");
+}
+
+TEST(DivergenceRuleTest, InputJumpAfterNoiseIsNamed) {
+  // Step 0 drifts at 1e-4 (named: its source); in step 1 a parameter that no
+  // dumped op produced differs by 0.3, far more than the 1e-4 seen.
+  Stream s0(0), s1(1);
+  s0.Tensor("Torch.add.0.forward", "input.0", 0, kZ)
+      .Tensor("Torch.add.0.forward", "output.0", 1e-4, kX);
+  s1.Tensor("Functional.relu.0.forward", "input.0", 1e-4, kX)
+      .Tensor("Functional.relu.0.forward", "output.0", 1e-4, kY)
+      .Tensor("Functional.linear.0.forward", "input.0", 1e-4, kY)
+      .Tensor("Functional.linear.0.forward", "input.1", 0.3, kW)
+      .Tensor("Functional.linear.0.forward", "output.0", 0.3, kZ);
+  std::vector<CompareRow> rows = s0.rows();
+  rows.insert(rows.end(), s1.rows().begin(), s1.rows().end());
+  FirstDivergence f = FindFirstDivergence(rows, {});
+  EXPECT_EQ(f.entry, "Torch.add.0.forward");
+  // With add's 1e-4 a tolerated drift (its input 3e-5 off), linear's weight
+  // is the jump.
+  rows[0].error = 3e-5;
+  f = FindFirstDivergence(rows, {});
+  ASSERT_TRUE(f.found);
+  EXPECT_EQ(f.step, 1);
+  EXPECT_EQ(f.row, "Functional.linear.0.forward.input.1");
+  EXPECT_EQ(f.reason, DivergenceReason::kInput);
+  EXPECT_NE(f.detail.find("changed outside the dumped operators"),
+            std::string::npos)
+      << f.detail;
+  // A 3x jump is within kInputJump: nothing is named by the rule.
+  rows[5].error = 3e-4;
+  rows[6].error = 3e-4;
+  f = FindFirstDivergence(rows, {});
+  EXPECT_NE(f.detail.find("accumulated rounding"), std::string::npos)
+      << f.detail;
+}
+
+TEST(DivergenceRuleTest, BackwardIncludesItsForwardError) {
+  // The loss's gradient is exact (1.0), but cross_entropy's forward inputs
+  // already differed: its backward's output error is explained.
+  Stream s;
+  s.Tensor("Functional.cross_entropy.0.forward", "input.0", 0, kX)
+      .Tensor("Functional.cross_entropy.0.forward", "output.0", 0.01, kY);
+  // (forward named first; check the backward alone by making it noise)
+  s.SetError(1, 5e-6);
+  s.Tensor("Functional.cross_entropy.0.backward", "input.0", 0, kW)
+      .Tensor("Functional.cross_entropy.0.backward", "output.0", 1.5e-5, kZ);
+  // Past the floor (a failing row) but within 4x 5e-6 + floor: only the
+  // fallback names it.
+  FirstDivergence f = FindFirstDivergence(s.rows(), {});
+  EXPECT_NE(f.detail.find("accumulated rounding"), std::string::npos)
+      << f.detail;
+  s.SetError(3, 1e-3);
+  f = FindFirstDivergence(s.rows(), {});
+  EXPECT_EQ(f.entry, "Functional.cross_entropy.0.backward");
+}
+
+TEST(DivergenceRuleTest, InsertedAndMissingEntriesInStreamOrder) {
+  Stream s;
+  s.Tensor("Functional.relu.0.forward", "input.0", 0, kX)
+      .Tensor("Functional.relu.0.forward", "output.0", 0, kY)
+      .Unmatched("Torch.mul.0.forward", "input.0")
+      .Unmatched("Torch.mul.0.forward", "output.0")
+      .Tensor("Functional.gelu.0.forward", "input.0", 0, kY)
+      .Tensor("Functional.gelu.0.forward", "output.0", 0.3, kZ);
+  FirstDivergence f = FindFirstDivergence(s.rows(), {});
+  EXPECT_EQ(f.entry, "Torch.mul.0.forward");
+  EXPECT_EQ(f.reason, DivergenceReason::kMissing);
+  // A baseline-only entry before relu (target position 0) comes first.
+  AlignmentGap g{"Torch.cast.0.forward", false, 0, 0, 0, 0};
+  f = FindFirstDivergence(s.rows(), {g});
+  EXPECT_EQ(f.entry, "Torch.cast.0.forward");
+  EXPECT_NE(f.detail.find("before Functional.relu.0.forward"),
+            std::string::npos)
+      << f.detail;
+  // ...and one before gelu (position 2) comes after mul.
+  g.target_position = 2;
+  EXPECT_EQ(FindFirstDivergence(s.rows(), {g}).entry, "Torch.mul.0.forward");
+}
+
+TEST(DivergenceRuleTest, EarliestStepThenLowestRank) {
+  Stream r0(1), r1(0);
+  r0.Tensor("Functional.relu.0.forward", "input.0", 0, kX)
+      .Tensor("Functional.relu.0.forward", "output.0", 0.2, kY);
+  r1.Tensor("Functional.gelu.0.forward", "input.0", 0, kX)
+      .Tensor("Functional.gelu.0.forward", "output.0", 0.2, kY);
+  for (auto& r : r1.rows()) r.rank = 1;
+  std::vector<CompareRow> rows = r0.rows();
+  rows.insert(rows.end(), r1.rows().begin(), r1.rows().end());
+  FirstDivergence f = FindFirstDivergence(rows, {});
+  EXPECT_EQ(f.rank, 1);
+  EXPECT_EQ(f.step, 0);
+}
+
+TEST(DivergenceRuleTest, FallbackNamesTheEarliestNonPassingRow) {
+  // Nothing exceeds what came before (a slow drift), but rows fail.
+  Stream s;
+  s.Tensor("Functional.relu.0.forward", "input.0", 0, kX)
+      .Tensor("Functional.relu.0.forward", "output.0", 5e-6, kY)
+      .Tensor("Functional.linear.0.forward", "input.0", 5e-6, kY)
+      .Tensor("Functional.linear.0.forward", "output.0", 2e-5, kW);
+  s.rows()[1].verdict = Verdict::kWarning;  // a dtype change, say
+  FirstDivergence f = FindFirstDivergence(s.rows(), {});
+  ASSERT_TRUE(f.found);
+  EXPECT_EQ(f.row, "Functional.relu.0.forward.output.0");
+  EXPECT_NE(f.detail.find("accumulated rounding"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace lockstep
