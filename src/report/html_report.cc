@@ -78,13 +78,14 @@ void AppendFirstDivergence(const CompareResult& r, std::string* out) {
         "<section id=\"first-divergence\" class=\"card fd none\"><h2>First "
         "divergence</h2>"
         "<p class=\"fd-entry\">No divergence</p><p class=\"fd-detail\">No "
-        "entry has inputs "
-        "that agree with the baseline and outputs that do not.</p></section>\n";
+        "operator's error exceeds what its inputs explain, and every row "
+        "passes.</p></section>\n";
     return;
   }
   *out +=
-      "<section id=\"first-divergence\" class=\"card fd found\"><h2>First "
-      "divergence</h2>";
+      "<section id=\"first-divergence\" class=\"card fd found\"><h2>" +
+      std::string(fd.drift ? "The runs drift apart from" : "First divergence") +
+      "</h2>";
   *out += "<p class=\"fd-entry\"><code>" + HtmlEscape(fd.entry) + "</code></p>";
   *out += "<p class=\"fd-meta\"><span class=\"tag reason\">" +
           std::string(DivergenceReasonName(fd.reason)) +

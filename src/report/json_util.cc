@@ -66,6 +66,8 @@ void WriteFirstDivergence(const CompareResult& r, JsonWriter* w) {
   w->String(DivergenceReasonName(fd.reason));
   w->Key("detail");
   JsonString(w, fd.detail);
+  w->Key("drift");
+  w->Bool(fd.drift);
   w->Key("row");
   JsonString(w, fd.row);
   w->Key("row_index");

@@ -20,10 +20,15 @@ std::string CountsPhrase(const CompareSummary& s) {
   return out + " of " + std::to_string(s.rows) + " rows";
 }
 
-std::string Where(const FirstDivergence& fd) {
+// "Functional.conv2d.1.forward (rank 0, step 3)"
+std::string EntryAt(const FirstDivergence& fd) {
   std::string out = fd.entry + " (rank " + std::to_string(fd.rank);
   if (fd.step >= 0) out += ", step " + std::to_string(fd.step);
-  return out + "): " + DivergenceReasonName(fd.reason);
+  return out + ")";
+}
+
+std::string Where(const FirstDivergence& fd) {
+  return EntryAt(fd) + ": " + DivergenceReasonName(fd.reason);
 }
 
 }  // namespace
@@ -59,6 +64,13 @@ std::string VerdictLine(const CompareResult& result) {
   }
   if (!result.first_divergence.found) {
     return "FAIL: no first divergence found; " + CountsPhrase(s);
+  }
+  if (result.first_divergence.drift) {
+    return "FAIL: the runs drift apart, from " +
+           EntryAt(result.first_divergence) +
+           " on, and no single operator's error exceeds what its inputs "
+           "explain; " +
+           CountsPhrase(s);
   }
   return "FAIL: first divergence at " + Where(result.first_divergence) + "; " +
          CountsPhrase(s);

@@ -108,6 +108,7 @@ TEST(DivergenceRuleTest, OutputBeyondTheFloorWithExactInputs) {
   EXPECT_EQ(f.entry, "Functional.gelu.0.forward");
   EXPECT_EQ(f.reason, DivergenceReason::kPrecision);
   EXPECT_EQ(f.row, "Functional.gelu.0.forward.output.0");
+  EXPECT_FALSE(f.drift);
 }
 
 TEST(DivergenceRuleTest, ErrorWithinRoundingFloorIsNoise) {
@@ -331,6 +332,29 @@ TEST(DivergenceRuleTest, FallbackNamesTheEarliestNonPassingRow) {
   ASSERT_TRUE(f.found);
   EXPECT_EQ(f.row, "Functional.relu.0.forward.output.0");
   EXPECT_NE(f.detail.find("accumulated rounding"), std::string::npos);
+  EXPECT_TRUE(f.drift);
+}
+
+TEST(DivergenceRuleTest, QuotientsAreNamedOnlyWithEqualInputs) {
+  // Adam's addcdiv_: noise in near-zero gradients becomes whole steps.
+  Stream s;
+  s.Tensor("Tensor.addcdiv_.0.forward", "input.0", 0, kX)
+      .Tensor("Tensor.addcdiv_.0.forward", "input.1", 1e-6, kY)
+      .Tensor("Tensor.addcdiv_.0.forward", "output.0", 0.3, kZ);
+  FirstDivergence f = FindFirstDivergence(s.rows(), {});
+  EXPECT_TRUE(f.drift);  // input.1 (1e-6) is below the floor, yet not 0
+  s.SetError(1, 0);
+  f = FindFirstDivergence(s.rows(), {});
+  EXPECT_FALSE(f.drift);
+  EXPECT_EQ(f.entry, "Tensor.addcdiv_.0.forward");
+  // A multiplication is bounded: named with the same inputs.
+  Stream m;
+  m.Tensor("Tensor.mul_.0.forward", "input.0", 0, kX)
+      .Tensor("Tensor.mul_.0.forward", "input.1", 1e-6, kY)
+      .Tensor("Tensor.mul_.0.forward", "output.0", 0.3, kZ);
+  f = FindFirstDivergence(m.rows(), {});
+  EXPECT_FALSE(f.drift);
+  EXPECT_EQ(f.entry, "Tensor.mul_.0.forward");
 }
 
 }  // namespace

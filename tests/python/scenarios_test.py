@@ -22,7 +22,8 @@ LENET = os.path.join(BUILD, "bin", "lenet")
 STEPS = "2"
 
 # name: (baseline knobs, target knobs, acceptable first divergences; None:
-# the compare must pass)
+# the compare must pass; "no culprit": it passes, or fails saying the runs
+# drift apart without naming an operator)
 GPT = {
     "control": ({}, {}, None),
     "argument gelu approximate": ({}, {"gelu": "tanh"}, {"Functional.gelu.0.forward"}),
@@ -43,6 +44,14 @@ GPT = {
                                 {"Functional.gelu.0.forward"}),
     "nan from softmax": ({"att_scale": 1e5}, {"att_scale": 1e5, "softmax_kernel": "naive"},
                          {"Functional.softmax.0.forward"}),
+    # Both runs in bfloat16; the target's mm/bmm/addmm sum their products in
+    # another order (as another device's kernels would): rounding noise in
+    # every op after the first linear, which must not be named.
+    "noisy bf16 kernels (control)": ({"dtype": "bf16"}, {"dtype": "bf16", "mm_kernel": "fp32_sum"},
+                                     "no culprit"),
+    "noisy bf16 kernels, layer norm ignores eps": (
+        {"dtype": "bf16"}, {"dtype": "bf16", "mm_kernel": "fp32_sum", "ln_kernel": "eps_1e-2"},
+        {"Functional.layer_norm.0.forward"}),
 }
 
 class ForwardOfStep0:
@@ -108,7 +117,13 @@ def compare(tmp, target, baseline):
     return r.returncode, summary.get("first_divergence") or {}, r.stdout.strip().splitlines()
 
 
-def hit(first, want):
+def judge(rc, first, want):
+    if want is None:
+        return rc == 0 and not first
+    if want == "no culprit":
+        return rc == 0 or (rc == 1 and first.get("drift") is True)
+    if rc != 1:
+        return False
     return first in want if isinstance(want, ForwardOfStep0) else first.get("entry") in want
 
 
@@ -118,7 +133,7 @@ def msprobe_cases(tmp):
         if ONLY and name not in ONLY:
             continue
         rc, first, out = compare(tmp, os.path.join(TOY, target), os.path.join(TOY, baseline))
-        ok = rc == 1 and hit(first, want)
+        ok = judge(rc, first, want)
         hits += ok
         total += 1
         print(f"{'ok  ' if ok else 'MISS'} {'msprobe':10} {name:32} exit {rc}: {out[-1] if out else ''}")
@@ -137,8 +152,7 @@ def main():
                     continue
                 rc, first, out = compare(tmp, run(tmp, target, task, cache),
                                          run(tmp, base, task, cache))
-                got = first.get("entry")
-                ok = (rc == 0 and got is None) if want is None else (rc == 1 and hit(first, want))
+                ok = judge(rc, first, want)
                 hits += ok
                 total += 1
                 verdict = out[-1] if out else ""

@@ -41,6 +41,10 @@ class Knobs:
     gelu_kernel: str = "native"     # "fp16_saturate": results saturate at
     #                                 +-65504 as an NPU's fp16 saturation mode
     extra_ops: bool = False     # identity-like, list-output, view ops
+    dtype: str = "fp32"         # "bf16": parameters and activations
+    mm_kernel: str = "native"   # "fp32_sum": mm/bmm/addmm summed in another
+    #                             order in fp32, rounded to the dtype once
+    ln_kernel: str = "native"   # "eps_1e-2": layer norm ignores its eps
 
 
 class TinyGPT(torch.nn.Module):
@@ -140,7 +144,8 @@ def use_kernels(k: Knobs):
     """Replaces aten kernels for the CPU in this process, as a device whose
     kernels differ would: nested inside the aten call, so a probe sees the
     same operator with the same inputs."""
-    if k.softmax_kernel == "native" and k.gelu_kernel == "native":
+    if (k.softmax_kernel == "native" and k.gelu_kernel == "native" and
+            k.mm_kernel == "native" and k.ln_kernel == "native"):
         return
     lib = torch.library.Library("aten", "IMPL")
     _LIBS.append(lib)
@@ -158,6 +163,27 @@ def use_kernels(k: Knobs):
             y = 0.5 * x * (1.0 + torch.erf(x / math.sqrt(2.0)))
             return y.clamp(-65504.0, 65504.0)
         lib.impl("gelu", gelu, "CPU")
+    if k.mm_kernel == "fp32_sum":
+        def mm(a, b):  # products summed in fp32 (no mm inside: no recursion)
+            p = a.float().unsqueeze(-1) * b.float().unsqueeze(-3)
+            return p.sum(-2).to(a.dtype)
+        lib.impl("mm", mm, "CPU")
+        lib.impl("bmm", mm, "CPU")
+        lib.impl("addmm", lambda c, a, b, beta=1, alpha=1:
+                 (beta * c.float() + alpha * mm(a, b).float()).to(a.dtype), "CPU")
+    if k.ln_kernel == "eps_1e-2":
+        def layer_norm(x, shape, w, b, eps):
+            dims = tuple(range(x.dim() - len(shape), x.dim()))
+            xf = x.float()
+            mean = xf.mean(dims, keepdim=True)
+            rstd = (xf.var(dims, unbiased=False, keepdim=True) + 1e-2).rsqrt()
+            y = (xf - mean) * rstd
+            if w is not None:
+                y = y * w.float()
+            if b is not None:
+                y = y + b.float()
+            return y.to(x.dtype), mean.to(x.dtype), rstd.to(x.dtype)
+        lib.impl("native_layer_norm", layer_norm, "CPU")
 
 
 def batch(k: Knobs, step: int):
@@ -175,6 +201,8 @@ def train(k: Knobs, steps, on_step=None, probe=None, lr=1e-3):
     torch.manual_seed(0)  # the global generator too (env.json records it)
     use_kernels(k)
     model = TinyGPT(k)
+    if k.dtype == "bf16":
+        model.to(torch.bfloat16)
     model.train()
     opt = torch.optim.AdamW(model.parameters(), lr=lr)
     started_here = probe is not None and not getattr(probe, "started", True)

@@ -87,6 +87,10 @@ struct FirstDivergence {
   std::string
       detail;  // human sentence: "cosine 0.9812 < 0.99, max abs err 0.031"
   size_t row_index = 0;  // index into CompareResult::rows
+  // No operator's error exceeds what its inputs explain, yet rows fail: the
+  // runs drift apart (accumulated rounding, or a change outside the dump);
+  // the fields name the earliest failing row.
+  bool drift = false;
 };
 
 // An entry present on one side only, found by --align.
