@@ -150,9 +150,10 @@ int Run(int argc, char** argv) {
       "proc123/), a step "
       "dir or a dump root (step*/rank*).\nWrites compare_result_<ts>.csv "
       "(msprobe HEAD columns), "
-      "summary.json and report.html into DIR.\nExit: 0 all rows pass, 1 "
-      "divergence, 2 usage "
-      "error, 3 nothing readable.",
+      "summary.json and report.html into DIR.\nExit: 0 all rows pass and "
+      "nothing is missing, 1 divergence (or steps or ops missing from the "
+      "target), 2 usage error, 3 nothing readable.\n\nExample:\n  lockstep "
+      "compare npu_dump/ gpu_dump/ -o out/",
       "compare"};
   app.add_option("TARGET", a.target, "The run under test (msprobe: NPU)")
       ->required();
@@ -205,8 +206,7 @@ int Run(int argc, char** argv) {
   Status s = WriteReports(*r, a, *curves);
   if (!s.ok()) return ReportError(s);
   std::printf("%s\n", VerdictLine(*r).c_str());
-  bool all_pass = r->summary.pass == r->summary.rows;
-  return all_pass ? kExitPass : kExitDiverged;
+  return OverallOutcome(*r) == Outcome::kPass ? kExitPass : kExitDiverged;
 }
 
 }  // namespace

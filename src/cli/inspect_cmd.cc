@@ -63,6 +63,7 @@ int Run(int argc, char** argv) {
   ApplyLoggingOptions(logging);
   StatusOr<DumpSummary> s = InspectDump(path);
   if (!s.ok()) return ReportError(s.status());
+  for (const auto& w : s->warnings) LogWarning(w);
   std::printf("dump %s: %zu rank dump(s)\n", s->root.c_str(), s->ranks.size());
   bool all_bad = true;
   for (const auto& r : s->ranks) {

@@ -83,6 +83,7 @@ int Run(int argc, char** argv) {
   ApplyLoggingOptions(logging);
   StatusOr<DumpLayout> layout = DiscoverDump(path);
   if (!layout.ok()) return ReportError(layout.status());
+  for (const auto& w : layout->warnings) LogWarning(w);
   int64_t found = 0;
   bool any_read = false;
   for (const auto& step : layout->steps) {

@@ -142,6 +142,22 @@ StatusOr<CompareMode> DetectMode(const DumpFile& t, const DumpFile& b) {
   return tm ? CompareMode::kMd5 : CompareMode::kStatistics;
 }
 
+StatusOr<CompareMode> ChooseMode(std::optional<CompareMode> forced,
+                                 const DumpFile& t, const DumpFile& b) {
+  if (!forced) return DetectMode(t, b);
+  if (*forced == CompareMode::kMd5) {
+    for (const DumpFile* d : {&t, &b}) {
+      if (!DumpHasMd5(*d)) {
+        return Status::InvalidArgument(
+            d->path,
+            "--mode md5: this dump holds no md5 (CRC-32) values. Note: dump "
+            "with summary_mode md5, or compare with --mode statistics");
+      }
+    }
+  }
+  return *forced;
+}
+
 std::vector<std::string> CompareHeader(CompareMode mode, bool with_stack) {
   std::vector<std::string> h = {"NPU Name",          "Bench Name",
                                 "NPU Dtype",         "Bench Dtype",
@@ -183,6 +199,42 @@ bool SameOpStreams(const std::vector<OpRow>& t, const std::vector<OpRow>& b) {
   return stream(t) == stream(b);
 }
 
+// Baseline entries that no target row matched by name: gaps, each placed
+// before the first target entry matched to a later baseline entry.
+void AddBaselineOnly(const std::vector<OpRow>& t, const std::vector<OpRow>& b,
+                     const std::vector<int>& match, const DumpPair& pair,
+                     std::vector<AlignmentGap>* gaps) {
+  std::vector<size_t> target_entry_of(t.size());   // ordinal of t[i]'s entry
+  std::vector<std::pair<size_t, size_t>> matched;  // (target ord, b entry)
+  std::vector<bool> used(b.empty() ? 0 : b.back().entry_index + 1);
+  size_t ord = 0;
+  for (size_t i = 0; i < t.size(); ++i) {
+    if (i > 0 && t[i].entry_index != t[i - 1].entry_index) ++ord;
+    if (match[i] < 0) continue;
+    size_t e = b[static_cast<size_t>(match[i])].entry_index;
+    if (e < used.size()) used[e] = true;
+    matched.emplace_back(ord, e);
+  }
+  size_t target_entries = t.empty() ? 0 : ord + 1;
+  size_t position = 0;
+  for (size_t j = 0; j < b.size(); ++j) {
+    if (j > 0 && b[j].entry_index == b[j - 1].entry_index) continue;
+    size_t e = b[j].entry_index;
+    if (!used[e]) {
+      size_t before = target_entries;
+      for (const auto& [o, be] : matched) {
+        if (be > e) {
+          before = o;
+          break;
+        }
+      }
+      gaps->push_back(
+          {b[j].entry, false, pair.rank, position, pair.step, before});
+    }
+    ++position;
+  }
+}
+
 std::vector<int> MatchFor(const std::vector<OpRow>& t,
                           const std::vector<OpRow>& b, const DumpPair& pair,
                           const CompareOptions& options,
@@ -204,7 +256,9 @@ std::vector<int> MatchFor(const std::vector<OpRow>& t,
   MatchOptions mo;
   mo.fuzzy = options.fuzzy_match;
   mo.renumber_params_grad = options.renumber_params_grad;
-  return MatchRows(t, b, mo);
+  std::vector<int> match = MatchRows(t, b, mo);
+  AddBaselineOnly(t, b, match, pair, &result->gaps);
+  return match;
 }
 
 // Fills each row's mode cells; returns the tensor facts (tensor mode only).

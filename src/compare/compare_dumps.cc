@@ -42,13 +42,12 @@ StatusOr<CompareResult> CompareDumpPaths(const std::string& target,
   CompareResult result;
   result.target_path = target;
   result.baseline_path = baseline;
+  for (const auto& w : tl.warnings) result.warnings.push_back("target: " + w);
+  for (const auto& w : bl.warnings) result.warnings.push_back("baseline: " + w);
+  result.missing_steps = pairing.baseline_only_steps;
   for (int64_t s : pairing.target_only_steps) {
     result.warnings.push_back("step " + std::to_string(s) +
                               " is in the target only");
-  }
-  for (int64_t s : pairing.baseline_only_steps) {
-    result.warnings.push_back("step " + std::to_string(s) +
-                              " is in the baseline only");
   }
   bool mode_set = false, any = false;
   Status last_error;
@@ -61,12 +60,16 @@ StatusOr<CompareResult> CompareDumpPaths(const std::string& target,
       result.warnings.push_back(Where(p) + " skipped: " + last_error.message());
       continue;
     }
-    if (!mode_set) {
-      if (opt.mode) {
-        result.mode = *opt.mode;
-      } else {
-        LOCKSTEP_ASSIGN_OR_RETURN(result.mode, DetectMode(*t, *b));
+    for (const DumpFile* d : {&*t, &*b}) {
+      if (d->entries.empty()) {
+        return Status::InvalidArgument(
+            d->path,
+            "no entries: an empty dump has nothing to compare (was "
+            "the probe started before the step ran?)");
       }
+    }
+    if (!mode_set) {
+      LOCKSTEP_ASSIGN_OR_RETURN(result.mode, ChooseMode(opt.mode, *t, *b));
       mode_set = true;
     }
     std::optional<StackMap> stack = ReadPairStack(p, &result.warnings);

@@ -53,6 +53,7 @@ StatusOr<DumpSummary> InspectDump(const std::string& path) {
   LOCKSTEP_ASSIGN_OR_RETURN(DumpLayout layout, DiscoverDump(path));
   DumpSummary out;
   out.root = layout.root;
+  out.warnings = layout.warnings;
   for (const StepLayout& step : layout.steps) {
     for (const RankLayout& rank : step.ranks) {
       RankSummary r;

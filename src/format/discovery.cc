@@ -98,9 +98,12 @@ std::string JoinNames(const std::vector<std::string>& names) {
   return out;
 }
 
-// The rank dirs of a step dir, sorted; empty when it has none.
+// The rank dirs of a step dir, sorted; empty when it has none. Rank dirs
+// without dump.json (a run killed before the step's end) are left out and
+// listed in `unfinished`.
 StatusOr<std::vector<RankLayout>> RanksOfStepDir(
-    const std::string& dir, const std::vector<std::string>& names) {
+    const std::string& dir, const std::vector<std::string>& names,
+    std::vector<std::string>* unfinished) {
   std::vector<std::string> ranks, procs;
   for (const auto& n : names) {
     if (RankNumber(n)) ranks.push_back(n);
@@ -120,8 +123,8 @@ StatusOr<std::vector<RankLayout>> RanksOfStepDir(
   for (const auto& n : ranks) {
     fs::path rank_dir = fs::path(dir) / n;
     if (!IsFile(rank_dir / "dump.json")) {
-      return Status::NotFound(rank_dir.string(),
-                              "a rank dir without dump.json");
+      unfinished->push_back(rank_dir.string());
+      continue;
     }
     out.push_back(MakeRank(rank_dir, rank_dir / "dump.json"));
   }
@@ -145,14 +148,23 @@ StatusOr<DumpLayout> RootLayout(const std::string& dir,
   layout.root = dir;
   for (const auto& n : steps) {
     std::string step_dir = (fs::path(dir) / n).string();
-    LOCKSTEP_ASSIGN_OR_RETURN(auto ranks,
-                              RanksOfStepDir(step_dir, Subdirs(step_dir)));
+    std::vector<std::string> unfinished;
+    LOCKSTEP_ASSIGN_OR_RETURN(
+        auto ranks, RanksOfStepDir(step_dir, Subdirs(step_dir), &unfinished));
+    for (const auto& u : unfinished) {
+      layout.warnings.push_back(
+          StrCat(u, " has no dump.json (an unfinished step?): skipped"));
+    }
+    if (ranks.empty() && !unfinished.empty()) continue;
     if (ranks.empty()) {
       return Status::NotFound(step_dir,
                               "a step dir without rank{R}/ or proc{pid}/ dirs");
     }
     layout.steps.push_back(
         StepLayout{*StepNumber(n), step_dir, std::move(ranks)});
+  }
+  if (layout.steps.empty()) {
+    return Status::NotFound(dir, "no step has a finished dump.json");
   }
   std::sort(
       layout.steps.begin(), layout.steps.end(),
@@ -213,13 +225,22 @@ StatusOr<std::optional<DumpLayout>> DiscoverDir(const std::string& dir,
   for (const auto& n : names) {
     if (StepNumber(n)) steps.push_back(n);
   }
-  LOCKSTEP_ASSIGN_OR_RETURN(auto ranks, RanksOfStepDir(dir, names));
-  if (!ranks.empty() && !steps.empty()) {
+  std::vector<std::string> unfinished;
+  LOCKSTEP_ASSIGN_OR_RETURN(auto ranks,
+                            RanksOfStepDir(dir, names, &unfinished));
+  if (ranks.empty() && !unfinished.empty() && steps.empty()) {
+    return Status::NotFound(unfinished[0], "a rank dir without dump.json");
+  }
+  if ((!ranks.empty() || !unfinished.empty()) && !steps.empty()) {
     return Status::InvalidArgument(dir, "holds both step{N}/ and rank dirs");
   }
   if (!ranks.empty()) {
     DumpLayout layout;
     layout.root = dir;
+    for (const auto& u : unfinished) {
+      layout.warnings.push_back(
+          StrCat(u, " has no dump.json (an unfinished step?): skipped"));
+    }
     layout.steps.push_back(StepLayout{StepNumber(BaseName(dir)).value_or(-1),
                                       dir, std::move(ranks)});
     return std::optional(std::move(layout));

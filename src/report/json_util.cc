@@ -166,6 +166,10 @@ void WriteSummaryObject(const CompareResult& r, JsonWriter* w) {
   WriteFirstDivergence(r, w);
   w->Key("gaps");
   WriteGaps(r, w);
+  w->Key("missing_steps");
+  w->StartArray();
+  for (int64_t step : r.missing_steps) w->Int64(step);
+  w->EndArray();
   w->Key("warnings");
   w->StartArray();
   for (const std::string& s : r.warnings) JsonString(w, s);

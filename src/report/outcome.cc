@@ -35,7 +35,10 @@ std::string Where(const FirstDivergence& fd) {
 
 Outcome OverallOutcome(const CompareResult& result) {
   const CompareSummary& s = result.summary;
-  if (result.first_divergence.found || s.error > 0) return Outcome::kFail;
+  if (result.first_divergence.found || s.error > 0 ||
+      !result.missing_steps.empty()) {
+    return Outcome::kFail;
+  }
   if (s.warning > 0 || s.unmatched > 0) return Outcome::kWarning;
   return Outcome::kPass;
 }
@@ -52,8 +55,34 @@ const char* OutcomeName(Outcome outcome) {
   return "?";
 }
 
+// "the target lacks steps 3, 4 of the baseline; " ("" when none).
+std::string MissingPhrase(const CompareResult& result) {
+  const auto& m = result.missing_steps;
+  if (m.empty()) return "";
+  std::string out =
+      m.size() == 1 ? "the target lacks step " : "the target lacks steps ";
+  for (size_t i = 0; i < m.size(); ++i) {
+    if (i == 8) {
+      out += " and " + std::to_string(m.size() - i) + " more";
+      break;
+    }
+    out += (i ? ", " : "") + std::to_string(m[i]);
+  }
+  return out + " of the baseline; ";
+}
+
 std::string VerdictLine(const CompareResult& result) {
   const CompareSummary& s = result.summary;
+  if (!result.missing_steps.empty()) {
+    std::string line = "FAIL: " + MissingPhrase(result);
+    if (result.first_divergence.found) {
+      line +=
+          std::string(result.first_divergence.drift ? "drift from "
+                                                    : "first divergence at ") +
+          Where(result.first_divergence) + "; ";
+    }
+    return line + CountsPhrase(s);
+  }
   switch (OverallOutcome(result)) {
     case Outcome::kPass:
       return "PASS: " + std::to_string(s.rows) + " rows, all pass";

@@ -170,20 +170,36 @@ TEST_F(TreeTest, ProcDirs) {
   EXPECT_EQ(RankNames(c->steps[0]), (std::vector<std::string>{"rank0"}));
 }
 
-TEST_F(TreeTest, RankDirWithoutDumpJsonIsNamed) {
-  Touch({"run/step0/rank0/dump.json", "run/step0/rank1/stack.json"});
+TEST_F(TreeTest, RankDirWithoutDumpJsonIsSkippedAndNamed) {
+  // A run killed in step 1 (tensor mode writes dump.json last).
+  Touch({"run/step0/rank0/dump.json", "run/step0/rank1/dump.json",
+         "run/step1/rank0/dump_tensor_data/Functional.linear.0.forward."
+         "input.0.pt",
+         "run/step1/rank1/dump.json"});
   auto l = DiscoverDump(Path("run"));
-  ASSERT_FALSE(l.ok());
-  EXPECT_EQ(l.status().code(), StatusCode::kNotFound);
-  EXPECT_NE(
-      l.status().message().find("step0/rank1: a rank dir without dump.json"),
-      std::string::npos)
-      << l.status().message();
-  // Found the same way when reached by descending.
-  auto d = DiscoverDump(Path());
-  ASSERT_FALSE(d.ok());
-  EXPECT_NE(d.status().message().find("rank1: a rank dir without dump.json"),
-            std::string::npos);
+  ASSERT_TRUE(l.ok()) << l.status().message();
+  ASSERT_EQ(l->steps.size(), 2u);
+  EXPECT_EQ(RankNames(l->steps[1]), (std::vector<std::string>{"rank1"}));
+  ASSERT_EQ(l->warnings.size(), 1u);
+  EXPECT_NE(l->warnings[0].find("step1/rank0 has no dump.json"),
+            std::string::npos)
+      << l->warnings[0];
+  // A step whose every rank is unfinished is left out.
+  Touch({"run2/step0/rank0/dump.json", "run2/step1/rank0/stack.json"});
+  auto m = DiscoverDump(Path("run2"));
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  ASSERT_EQ(m->steps.size(), 1u);
+  EXPECT_EQ(m->warnings.size(), 1u);
+  // Nothing finished at all: an error naming the rank dir.
+  Touch({"run3/step0/rank0/stack.json"});
+  auto n = DiscoverDump(Path("run3"));
+  ASSERT_FALSE(n.ok());
+  EXPECT_EQ(n.status().code(), StatusCode::kNotFound);
+  auto o = DiscoverDump(Path("run3/step0"));
+  ASSERT_FALSE(o.ok());
+  EXPECT_NE(o.status().message().find("rank0: a rank dir without dump.json"),
+            std::string::npos)
+      << o.status().message();
 }
 
 TEST_F(TreeTest, StepDirWithoutRanks) {

@@ -53,6 +53,13 @@ struct DumpPair {
 StatusOr<CompareMode> DetectMode(const DumpFile& target,
                                  const DumpFile& baseline);
 
+// The mode to compare in: `forced` when given (md5 is refused unless both
+// dumps hold CRC-32 values: comparing "no value" with "no value" proves
+// nothing), else DetectMode.
+StatusOr<CompareMode> ChooseMode(std::optional<CompareMode> forced,
+                                 const DumpFile& target,
+                                 const DumpFile& baseline);
+
 // msprobe HEAD's CSV header for a mode.
 std::vector<std::string> CompareHeader(CompareMode mode, bool with_stack);
 

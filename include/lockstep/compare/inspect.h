@@ -34,7 +34,8 @@ struct RankSummary {
 
 struct DumpSummary {
   std::string root;
-  std::vector<RankSummary> ranks;  // by step, then rank
+  std::vector<RankSummary> ranks;     // by step, then rank
+  std::vector<std::string> warnings;  // unfinished ranks that were skipped
 };
 
 // Inspects the dump at `path` (any form DiscoverDump accepts). A rank whose

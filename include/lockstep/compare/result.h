@@ -128,6 +128,9 @@ struct CompareResult {
   std::string target_path;
   std::string baseline_path;
   std::vector<std::string> warnings;  // problems met while comparing
+  // Steps of the baseline that the target lacks (a crashed or shorter run):
+  // never a pass.
+  std::vector<int64_t> missing_steps;
 };
 
 }  // namespace lockstep

@@ -56,6 +56,9 @@ struct StepLayout {
 struct DumpLayout {
   std::string root;  // where the layout was found (after descending)
   std::vector<StepLayout> steps;
+  // Rank dirs without dump.json (a run killed mid-step) that were skipped,
+  // one sentence each; a root or step dir still reads its finished ones.
+  std::vector<std::string> warnings;
   size_t rank_count() const;  // over all steps
 };
 
@@ -64,7 +67,8 @@ struct DumpLayout {
 // a step dir gives one step numbered by its name (-1 if it is not step{N}).
 // Errors: NotFound listing what was looked for; InvalidArgument for
 // ambiguous layouts (two subdirectories leading to dumps, several proc dirs,
-// "rank" beside "rank0"); NotFound for a rank dir without dump.json.
+// "rank" beside "rank0"); NotFound when no rank dir has a dump.json (rank
+// dirs without one beside finished ones are skipped with a warning).
 StatusOr<DumpLayout> DiscoverDump(const std::string& path);
 
 // A target rank and the baseline rank it is compared with.
