@@ -19,7 +19,9 @@ class FalsePassTest : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!fs::exists(kToy)) GTEST_SKIP() << "fixtures not found: " << kToy;
-    dir_ = ::testing::TempDir() + "lockstep_false_pass/";
+    dir_ = ::testing::TempDir() + "lockstep_false_pass_" +
+           ::testing::UnitTest::GetInstance()->current_test_info()->name() +
+           "/";
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
