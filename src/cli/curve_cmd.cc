@@ -117,6 +117,9 @@ void AddOptions(CLI::App& app, Args* a) {
                  "smoothed curves")
       ->capture_default_str();
   app.add_flag("--log-y", a->opts.log_y, "Log-scale y axis in the plot");
+  app.add_option("--until", a->opts.until,
+                 "Compare steps up to N only (without it, a curve that stops "
+                 "before another fails)");
   app.add_option("--format", a->format,
                  "auto|trainer_state|megatron|csv|jsonl|tensorboard")
       ->capture_default_str();

@@ -173,6 +173,12 @@ CurveInputResult Prepare(const CurveLog& log, const CurveCompareOptions& o) {
   const auto& pts = *FindSeries(log, o.metric);
   r.points = static_cast<int64_t>(pts.size());
   r.curve = AlignSeries(pts, &r.duplicate_steps);
+  if (o.until) {
+    auto past = std::upper_bound(
+        r.curve.begin(), r.curve.end(), *o.until,
+        [](int64_t s, const CurvePoint& p) { return s < p.step; });
+    r.curve.erase(past, r.curve.end());
+  }
   if (o.smoothing > 0) r.smoothed = SmoothEma(r.curve, o.smoothing);
   FillHealth(log, &r);
   return r;
@@ -198,6 +204,27 @@ void Aggregate(CurveComparison* c, const std::vector<Sums>& sums) {
   c->mean_abs_diff = all.n_abs ? all.abs / all.n_abs : 0;
   c->mean_rel_diff = all.n_rel ? all.rel / all.n_rel : 0;
   c->common_steps = CountCommonToAll(c->inputs);
+}
+
+// The first input whose curve ends before the longest one's, said in words.
+std::string EarlyStop(const CurveComparison& c) {
+  if (c.options.until) return "";
+  const CurveInputResult* longest = nullptr;
+  for (const auto& r : c.inputs) {
+    if (!r.curve.empty() &&
+        (!longest || r.curve.back().step > longest->curve.back().step)) {
+      longest = &r;
+    }
+  }
+  for (const auto& r : c.inputs) {
+    if (longest && !r.curve.empty() &&
+        r.curve.back().step < longest->curve.back().step) {
+      return r.source + " stops at step " +
+             std::to_string(r.curve.back().step) + ", " + longest->source +
+             " goes on to step " + std::to_string(longest->curve.back().step);
+    }
+  }
+  return "";
 }
 
 }  // namespace
@@ -276,6 +303,7 @@ StatusOr<CurveComparison> CompareCurves(const std::vector<CurveLog>& logs,
                           smooth ? r.smoothed : r.curve, options, &r);
   }
   Aggregate(&c, sums);
+  c.early_stop = EarlyStop(c);
   return c;
 }
 
@@ -294,6 +322,10 @@ std::string CurveVerdict(const CurveComparison& c) {
   }
   std::string over =
       " over " + std::to_string(c.common_steps) + " common steps";
+  if (!c.diverged() && !c.early_stop.empty()) {
+    return "FAIL: " + c.early_stop + " (the " + m + " curves agree" + over +
+           "). Note: --until N compares steps up to N only";
+  }
   if (!c.diverged()) {
     return "PASS: " + m + " curves agree" + over + " (max abs diff " +
            Num(c.max_abs_diff) + ", max rel diff " + Num(c.max_rel_diff) + ")";

@@ -99,6 +99,9 @@ void Overall(Writer& w, const CurveComparison& c) {
   w.Bool(c.passed());
   w.Key("diverged");
   w.Bool(c.diverged());
+  w.Key("early_stop");
+  w.String(c.early_stop.c_str(),
+           static_cast<rapidjson::SizeType>(c.early_stop.size()));
   Int(w, "common_steps", c.common_steps);
   Number(w, "max_abs_diff", c.max_abs_diff);
   Number(w, "mean_abs_diff", c.mean_abs_diff);

@@ -117,7 +117,26 @@ StatusOr<CurveLog> ReadCurveLogFromString(std::string_view data,
         "stdout, CSV/TSV, JSONL, TensorBoard events). Note: name the format "
         "explicitly");
   }
+  // A text log cut mid-line (a run killed while writing, a copy taken
+  // during training) ends without a newline: its last line may hold a
+  // number cut short ("lm loss: 3.4" of 3.4567), so it is not data.
+  std::string cut;
+  bool text = format == CurveFormat::kMegatron || format == CurveFormat::kCsv ||
+              format == CurveFormat::kJsonl;
+  if (text && data.back() != '\n') {
+    size_t nl = data.rfind('\n');
+    if (nl != std::string_view::npos) {
+      cut = std::string(Trim(data.substr(nl + 1)).substr(0, 60));
+      data = data.substr(0, nl + 1);
+    }
+  }
   LOCKSTEP_ASSIGN_OR_RETURN(CurveLog log, Parse(data, name, format));
+  if (!cut.empty()) {
+    log.warnings.push_back(
+        "the last line has no newline (the log was cut mid-line?): "
+        "ignored: \"" +
+        cut + "\"");
+  }
   log.source = std::string(name);
   log.format = format;
   return log;

@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <limits>
 
+#include "lockstep/curve/readers.h"
+
 namespace lockstep {
 namespace {
 
@@ -100,6 +102,44 @@ TEST(CompareCurves, AlignsWithGapsAndDuplicates) {
   EXPECT_EQ(r.max_abs_diff_step, 10);      // first of equal maxima
   EXPECT_EQ(c->first_divergent_step, 10);  // default tolerances: exact
   EXPECT_TRUE(c->inputs[0].diff.empty());
+}
+
+TEST(CompareCurves, ACurveThatStopsEarlyFailsUnlessBounded) {
+  auto ref = MakeLog("ref", {{1, 3.0}, {2, 2.5}, {3, 2.0}, {4, 1.8}});
+  auto crashed = MakeLog("crashed", {{1, 3.0}, {2, 2.5}});
+  auto c = CompareCurves({ref, crashed}, {});
+  ASSERT_TRUE(c.ok());
+  EXPECT_FALSE(c->diverged());
+  EXPECT_FALSE(c->passed());
+  EXPECT_EQ(c->early_stop, "crashed stops at step 2, ref goes on to step 4");
+  EXPECT_EQ(CurveVerdict(*c).rfind("FAIL: crashed stops at step 2", 0), 0u)
+      << CurveVerdict(*c);
+  // The other way round too: the reference is the shorter one.
+  c = CompareCurves({crashed, ref}, {});
+  EXPECT_FALSE(c->passed());
+  CurveCompareOptions until;
+  until.until = 2;
+  c = CompareCurves({ref, crashed}, until);
+  EXPECT_TRUE(c->passed()) << CurveVerdict(*c);
+  EXPECT_EQ(c->common_steps, 2);
+}
+
+TEST(ReadCurveLog, ALastLineCutMidLineIsNotData) {
+  std::string log =
+      "step,loss\n"
+      "1,3.25\n"
+      "2,2.5\n"
+      "3,2.4";  // cut from "3,2.4567\n"
+  auto l = ReadCurveLogFromString(log, "run.csv");
+  ASSERT_TRUE(l.ok()) << l.status().message();
+  const auto& loss = l->metrics.at("loss").points;
+  ASSERT_EQ(loss.size(), 2u);
+  EXPECT_EQ(loss.back().step, 2);
+  ASSERT_FALSE(l->warnings.empty());
+  EXPECT_NE(l->warnings.back().find("no newline"), std::string::npos);
+  auto whole = ReadCurveLogFromString(log + "567\n", "run.csv");
+  ASSERT_TRUE(whole.ok());
+  EXPECT_EQ(whole->metrics.at("loss").points.size(), 3u);
 }
 
 TEST(CompareCurves, ToleranceRuleNeedsBothToFail) {

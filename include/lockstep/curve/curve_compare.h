@@ -49,6 +49,9 @@ struct CurveCompareOptions {
   double tol_rel = 0;    // >= 0, relative to |reference|; 0 likewise
   double smoothing = 0;  // EMA weight in [0, 1); 0 = off
   bool log_y = false;    // plot the metric on a log axis (plots only)
+  // Compare steps <= until only. Unset, a curve that stops before another
+  // (a crashed or shorter run) fails the comparison.
+  std::optional<int64_t> until;
 };
 
 // A step where the "loss_scale" series went down (dynamic loss scaling
@@ -101,12 +104,19 @@ struct CurveComparison {
   int64_t divergent_steps = 0;       // summed over inputs
   int64_t nonfinite_mismatches = 0;  // summed over inputs
 
+  // "a.log stops at step 120, b.log goes on to step 200" when, without
+  // options.until, some curve ends before another; "" otherwise.
+  std::string early_stop;
+
   bool diverged() const { return first_divergent_step.has_value(); }
   // The index of the first non-reference input that shares no step with
   // the reference (nothing could be compared), or -1.
   int disjoint_input() const;
-  // No divergence, and every input shares steps with the reference.
-  bool passed() const { return !diverged() && disjoint_input() < 0; }
+  // No divergence, every input shares steps with the reference, and no
+  // curve stops before another.
+  bool passed() const {
+    return !diverged() && disjoint_input() < 0 && early_stop.empty();
+  }
 };
 
 // Checks the options: tolerances finite and >= 0, smoothing in [0, 1),
