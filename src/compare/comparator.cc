@@ -204,7 +204,6 @@ bool SameOpStreams(const std::vector<OpRow>& t, const std::vector<OpRow>& b) {
 void AddBaselineOnly(const std::vector<OpRow>& t, const std::vector<OpRow>& b,
                      const std::vector<int>& match, const DumpPair& pair,
                      std::vector<AlignmentGap>* gaps) {
-  std::vector<size_t> target_entry_of(t.size());   // ordinal of t[i]'s entry
   std::vector<std::pair<size_t, size_t>> matched;  // (target ord, b entry)
   std::vector<bool> used(b.empty() ? 0 : b.back().entry_index + 1);
   size_t ord = 0;

@@ -148,13 +148,12 @@ class RankWalker {
  public:
   RankWalker(const std::vector<CompareRow>& rows,
              const std::vector<size_t>& order,
-             std::vector<const AlignmentGap*> missing)
-      : rows_(rows), order_(order), missing_(std::move(missing)) {}
+             const AlignmentGap* first_missing)
+      : rows_(rows), order_(order), first_missing_(first_missing) {}
 
   std::optional<FirstDivergence> Walk() {
     int step = INT32_MIN;
     size_t entry_in_step = 0;
-    size_t next_gap = 0;
     for (size_t i = 0; i < order_.size();) {
       Span s{i, i};
       const CompareRow& head = Row(i);
@@ -167,20 +166,17 @@ class RankWalker {
         entry_in_step = 0;
         first_step_ = head.step == Row(0).step;
       }
-      for (; next_gap < missing_.size(); ++next_gap) {
-        const AlignmentGap& g = *missing_[next_gap];
-        if (g.step > step ||
-            (g.step == step && g.target_position > entry_in_step)) {
-          break;
-        }
-        return Missing(g, order_[s.begin]);
+      if (const AlignmentGap* g = first_missing_;  // missing before this?
+          g && (g->step < step ||
+                (g->step == step && g->target_position <= entry_in_step))) {
+        return Missing(*g, order_[s.begin]);
       }
       if (auto f = Judge(s)) return f;
       ++entry_in_step;
       i = s.end;
     }
-    if (next_gap < missing_.size()) {
-      return Missing(*missing_[next_gap], order_.empty() ? 0 : order_.back());
+    if (first_missing_) {
+      return Missing(*first_missing_, order_.empty() ? 0 : order_.back());
     }
     return std::nullopt;
   }
@@ -348,7 +344,7 @@ class RankWalker {
 
   const std::vector<CompareRow>& rows_;
   const std::vector<size_t>& order_;
-  std::vector<const AlignmentGap*> missing_;
+  const AlignmentGap* first_missing_;  // the rank's earliest; may be null
   double seen_err_ = 0;
   bool first_step_ = true;
   std::unordered_multimap<uint64_t, size_t> outputs_;
@@ -372,18 +368,17 @@ FirstDivergence FindFirstDivergence(const std::vector<CompareRow>& rows,
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
       return rows[a].step < rows[b].step;
     });
-    std::vector<const AlignmentGap*> missing;
+    const AlignmentGap* first_missing = nullptr;
     for (const AlignmentGap& g : gaps) {
-      if (g.rank == rank && !g.in_target) missing.push_back(&g);
+      if (g.rank != rank || g.in_target) continue;
+      if (!first_missing || g.step < first_missing->step ||
+          (g.step == first_missing->step &&
+           g.target_position < first_missing->target_position)) {
+        first_missing = &g;
+      }
     }
-    std::stable_sort(missing.begin(), missing.end(),
-                     [](const AlignmentGap* a, const AlignmentGap* b) {
-                       return a->step != b->step
-                                  ? a->step < b->step
-                                  : a->target_position < b->target_position;
-                     });
     std::optional<FirstDivergence> f =
-        RankWalker(rows, order, std::move(missing)).Walk();
+        RankWalker(rows, order, first_missing).Walk();
     if (f && (!best.found || f->step < best.step)) best = *f;
   }
   if (best.found) return best;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <utility>
 
 #include "lockstep/numerics/pyfloat.h"
 
@@ -34,6 +35,27 @@ bool StatNonFinite(const PyValue& v) {
   return false;
 }
 
+// The largest difference of the four statistics and which one (-1 when
+// none differs): max/min/mean relative to the baseline's scale
+// max(|max|, |min|), norm relative to its norm.
+std::pair<double, int> WorstStatDiff(const OpRow& a, const OpRow& b) {
+  double scale = std::max(std::fabs(b.stats[0].as_double()),
+                          std::fabs(b.stats[1].as_double()));
+  double worst = 0;
+  int worst_k = -1;
+  for (int k = 0; k < 4; ++k) {
+    if (!a.stats[k].is_number() || !b.stats[k].is_number()) continue;
+    double d = std::fabs(a.stats[k].as_double() - b.stats[k].as_double());
+    double s = k == 3 ? std::fabs(b.stats[3].as_double()) : scale;
+    double e = s > 0 ? d / s : (d > 0 ? INFINITY : 0);
+    if (e > worst) {
+      worst = e;
+      worst_k = k;
+    }
+  }
+  return {worst, worst_k};
+}
+
 void JudgeStatistics(const MsprobeRow& row, RowVerdict* v) {
   const OpRow& a = *row.npu;
   const OpRow& b = *row.bench;
@@ -50,21 +72,8 @@ void JudgeStatistics(const MsprobeRow& row, RowVerdict* v) {
   }
   if (!a.is_tensor || !b.is_tensor || a_bad || b_bad) return;
   double rtol = RelL2Bound(a.dtype, b.dtype);
-  double scale = std::max(std::fabs(b.stats[0].as_double()),
-                          std::fabs(b.stats[1].as_double()));
   static const char* kNames[4] = {"max", "min", "mean", "norm"};
-  double worst = 0;
-  int worst_k = -1;
-  for (int k = 0; k < 4; ++k) {
-    if (!a.stats[k].is_number() || !b.stats[k].is_number()) continue;
-    double d = std::fabs(a.stats[k].as_double() - b.stats[k].as_double());
-    double s = k == 3 ? std::fabs(b.stats[3].as_double()) : scale;
-    double e = s > 0 ? d / s : (d > 0 ? INFINITY : 0);
-    if (e > worst) {
-      worst = e;
-      worst_k = k;
-    }
-  }
+  auto [worst, worst_k] = WorstStatDiff(a, b);
   if (worst_k < 0 || worst <= rtol) return;
   std::string msg = std::string(kNames[worst_k]) + " differs by " + Fmt(worst) +
                     " (relative to scale), bound " + Fmt(rtol);
@@ -178,8 +187,7 @@ double RelDiff(double a, double b) {
   return s > 0 ? d / s : INFINITY;
 }
 
-// The statistics' estimate of the relative error: max/min/mean against the
-// baseline's scale, norm against its norm.
+// The statistics' estimate of the relative error (WorstStatDiff).
 double StatsError(const OpRow& a, const OpRow& b) {
   bool a_bad = StatNonFinite(a.stats[0]) || StatNonFinite(a.stats[1]);
   bool b_bad = StatNonFinite(b.stats[0]) || StatNonFinite(b.stats[1]);
@@ -188,16 +196,7 @@ double StatsError(const OpRow& a, const OpRow& b) {
   if (!a.stats[0].is_number() || !b.stats[0].is_number()) {
     return std::numeric_limits<double>::quiet_NaN();
   }
-  double scale = std::max(std::fabs(b.stats[0].as_double()),
-                          std::fabs(b.stats[1].as_double()));
-  double worst = 0;
-  for (int k = 0; k < 4; ++k) {
-    if (!a.stats[k].is_number() || !b.stats[k].is_number()) continue;
-    double d = std::fabs(a.stats[k].as_double() - b.stats[k].as_double());
-    double s = k == 3 ? std::fabs(b.stats[3].as_double()) : scale;
-    worst = std::max(worst, s > 0 ? d / s : (d > 0 ? INFINITY : 0));
-  }
-  return worst;
+  return WorstStatDiff(a, b).first;
 }
 
 double TensorError(const TensorPairFacts& f) {

@@ -141,6 +141,15 @@ StatusOr<std::vector<RankLayout>> RanksOfStepDir(
   return out;
 }
 
+// Warns of each rank dir that RanksOfStepDir left out.
+void NoteUnfinished(const std::vector<std::string>& unfinished,
+                    DumpLayout* layout) {
+  for (const auto& u : unfinished) {
+    layout->warnings.push_back(
+        StrCat(u, " has no dump.json (an unfinished step?): skipped"));
+  }
+}
+
 // A root: every step{N} dir must hold ranks.
 StatusOr<DumpLayout> RootLayout(const std::string& dir,
                                 const std::vector<std::string>& steps) {
@@ -151,10 +160,7 @@ StatusOr<DumpLayout> RootLayout(const std::string& dir,
     std::vector<std::string> unfinished;
     LOCKSTEP_ASSIGN_OR_RETURN(
         auto ranks, RanksOfStepDir(step_dir, Subdirs(step_dir), &unfinished));
-    for (const auto& u : unfinished) {
-      layout.warnings.push_back(
-          StrCat(u, " has no dump.json (an unfinished step?): skipped"));
-    }
+    NoteUnfinished(unfinished, &layout);
     if (ranks.empty() && !unfinished.empty()) continue;
     if (ranks.empty()) {
       return Status::NotFound(step_dir,
@@ -237,10 +243,7 @@ StatusOr<std::optional<DumpLayout>> DiscoverDir(const std::string& dir,
   if (!ranks.empty()) {
     DumpLayout layout;
     layout.root = dir;
-    for (const auto& u : unfinished) {
-      layout.warnings.push_back(
-          StrCat(u, " has no dump.json (an unfinished step?): skipped"));
-    }
+    NoteUnfinished(unfinished, &layout);
     layout.steps.push_back(StepLayout{StepNumber(BaseName(dir)).value_or(-1),
                                       dir, std::move(ranks)});
     return std::optional(std::move(layout));
