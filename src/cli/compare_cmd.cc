@@ -165,7 +165,8 @@ int Run(int argc, char** argv) {
                  "auto|tensor|statistics|md5 (auto: from the dumps)")
       ->capture_default_str();
   app.add_flag("--fuzzy-match", a.fuzzy,
-               "Match rows without call indices, in order (msprobe -fm)");
+               "Pair calls without their call indices when names, shapes "
+               "and dtypes agree, in order (msprobe 1.2.2's -fm)");
   app.add_flag(
       "--align", a.align,
       "Always align the op streams (default: only when they differ, "

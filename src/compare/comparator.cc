@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <limits>
 
 #include "lockstep/compare/align.h"
 #include "lockstep/compare/first_divergence.h"
@@ -204,29 +205,28 @@ bool SameOpStreams(const std::vector<OpRow>& t, const std::vector<OpRow>& b) {
 void AddBaselineOnly(const std::vector<OpRow>& t, const std::vector<OpRow>& b,
                      const std::vector<int>& match, const DumpPair& pair,
                      std::vector<AlignmentGap>* gaps) {
-  std::vector<std::pair<size_t, size_t>> matched;  // (target ord, b entry)
-  std::vector<bool> used(b.empty() ? 0 : b.back().entry_index + 1);
+  size_t n = b.empty() ? 0 : b.back().entry_index + 1;
+  // first[e]: the earliest target entry (ordinal) matched to baseline entry
+  // e, then to any entry after e (a suffix minimum); `none` if there is none.
+  const size_t none = std::numeric_limits<size_t>::max();
+  std::vector<size_t> first(n + 1, none);
   size_t ord = 0;
   for (size_t i = 0; i < t.size(); ++i) {
     if (i > 0 && t[i].entry_index != t[i - 1].entry_index) ++ord;
     if (match[i] < 0) continue;
     size_t e = b[static_cast<size_t>(match[i])].entry_index;
-    if (e < used.size()) used[e] = true;
-    matched.emplace_back(ord, e);
+    if (e < n) first[e] = std::min(first[e], ord);
   }
+  std::vector<bool> used(n);
+  for (size_t e = 0; e < n; ++e) used[e] = first[e] != none;
+  for (size_t e = n; e-- > 0;) first[e] = std::min(first[e], first[e + 1]);
   size_t target_entries = t.empty() ? 0 : ord + 1;
   size_t position = 0;
   for (size_t j = 0; j < b.size(); ++j) {
     if (j > 0 && b[j].entry_index == b[j - 1].entry_index) continue;
     size_t e = b[j].entry_index;
     if (!used[e]) {
-      size_t before = target_entries;
-      for (const auto& [o, be] : matched) {
-        if (be > e) {
-          before = o;
-          break;
-        }
-      }
+      size_t before = first[e + 1] == none ? target_entries : first[e + 1];
       gaps->push_back(
           {b[j].entry, false, pair.rank, position, pair.step, before});
     }

@@ -1,5 +1,7 @@
 #include "lockstep/compare/matching.h"
 
+#include "lockstep/compare/fuzzy_match.h"
+
 #include <cctype>
 #include <deque>
 #include <map>
@@ -125,17 +127,12 @@ std::string FuzzyName(const std::string& row_name) {
 std::vector<int> MatchRows(const std::vector<OpRow>& target,
                            const std::vector<OpRow>& baseline,
                            const MatchOptions& options) {
+  if (options.fuzzy) return FuzzyMatchRows(target, baseline);
   std::vector<int> match(target.size(), -1);
-  std::vector<std::string> tk, bk;
-  if (options.fuzzy) {
-    for (const auto& r : target) tk.push_back(FuzzyName(r.name));
-    for (const auto& r : baseline) bk.push_back(FuzzyName(r.name));
-  } else {
-    tk = CompareKeys(target, options);
-    bk = CompareKeys(baseline, options);
-  }
-  // Sequential: each key's k-th target occurrence pairs with its k-th
-  // baseline occurrence (exact keys are unique, so this is a plain merge).
+  std::vector<std::string> tk = CompareKeys(target, options);
+  std::vector<std::string> bk = CompareKeys(baseline, options);
+  // Each key's k-th target occurrence pairs with its k-th baseline
+  // occurrence (exact keys are unique, so this is a plain merge).
   std::unordered_map<std::string, std::deque<int>> by_key;
   for (size_t i = 0; i < baseline.size(); ++i)
     by_key[bk[i]].push_back(static_cast<int>(i));

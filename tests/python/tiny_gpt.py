@@ -30,6 +30,7 @@ class Knobs:
     init_scale_block1_fc: float = 1.0  # a changed initialisation
     scale_grad_block0_proj: float = 1.0  # a gradient hook on one tensor
     insert_mul_one: bool = False  # an extra `x * 1.0` after the first ln
+    insert_linear: bool = False  # an extra linear of other shapes (unused)
     decomposed_gelu: bool = False  # GELU written as erf arithmetic
     inplace_view: float = 0.0   # scale a slice of the last MLP's h in place
     att_scale: float = 1.0      # multiplies the attention logits
@@ -70,6 +71,7 @@ class TinyGPT(torch.nn.Module):
                       p(d, 4 * d), torch.zeros(d)]:             # fc2
                 self.blocks.append(t if isinstance(t, torch.nn.Parameter)
                                    else torch.nn.Parameter(t))
+        self.side_w = torch.randn(8, d, generator=torch.Generator().manual_seed(7))
         self.lnf_w = torch.nn.Parameter(torch.ones(d))
         self.lnf_b = torch.nn.Parameter(torch.zeros(d))
 
@@ -81,6 +83,10 @@ class TinyGPT(torch.nn.Module):
         h = F.layer_norm(x, (C,), ln1w, ln1b, eps=k.ln_eps)
         if k.insert_mul_one and i == 0:
             h = h * 1.0
+        if k.insert_linear and i == 0:
+            # A side computation (a probe of the user's own, say): the same
+            # API as the block's linears, with other shapes; unused.
+            _ = F.linear(h[:, -1], self.side_w)
         q, kk, v = F.linear(h, qkvw, qkvb).split(C, dim=2)
         q = q.view(B, T, k.heads, C // k.heads).transpose(1, 2)
         kk = kk.view(B, T, k.heads, C // k.heads).transpose(1, 2)

@@ -4,7 +4,7 @@
 //    renumbered to their occurrence order (robust to recomputation);
 //  - the dtype gate: dtypes that differ and are not both float16/float32/
 //    bfloat16 (torch or MindSpore spelling) make the row unmatched;
-//  - fuzzy: names with the call index removed, matched in order.
+//  - fuzzy: msprobe -fm, see fuzzy_match.h.
 // lockstep's --align mode (align.h) is separate.
 // Thread safety: pure functions.
 #ifndef LOCKSTEP_COMPARE_MATCHING_H_
@@ -35,8 +35,9 @@ std::vector<int> MatchRows(const std::vector<OpRow>& target,
 std::vector<std::string> CompareKeys(const std::vector<OpRow>& rows,
                                      const MatchOptions& options);
 
-// msprobe's Match.rename_api: the call index removed,
-// "Functional.conv2d.3.forward.input.0" -> "Functional.conv2d.forward.input.0".
+// msprobe HEAD's Match.rename_api: the call index removed,
+// "Functional.conv2d.3.forward.input.0" -> "Functional.conv2d.forward.input.0"
+// (alignment's signature; fuzzy matching uses msprobe 1.2.2's rename).
 std::string FuzzyName(const std::string& row_name);
 
 // True when msprobe's dtype gate lets the two dtypes be compared.
