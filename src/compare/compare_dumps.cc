@@ -49,6 +49,13 @@ StatusOr<CompareResult> CompareDumpPaths(const std::string& target,
     result.warnings.push_back("step " + std::to_string(s) +
                               " is in the target only");
   }
+  for (const StepRank& r : pairing.baseline_only_ranks)
+    result.missing_ranks.push_back({r.step, r.rank, "not in the target"});
+  for (const StepRank& r : pairing.target_only_ranks) {
+    result.warnings.push_back("step " + std::to_string(r.step) + " rank " +
+                              std::to_string(r.rank) +
+                              " is in the target only");
+  }
   bool mode_set = false, any = false;
   Status last_error;
   for (const RankPair& p : pairing.pairs) {
@@ -58,6 +65,8 @@ StatusOr<CompareResult> CompareDumpPaths(const std::string& target,
     if (!t.ok() || !b.ok()) {
       last_error = t.ok() ? b.status() : t.status();
       result.warnings.push_back(Where(p) + " skipped: " + last_error.message());
+      result.missing_ranks.push_back({p.target_step, p.target.rank,
+                                      "unreadable: " + last_error.message()});
       continue;
     }
     for (const DumpFile* d : {&*t, &*b}) {

@@ -28,8 +28,7 @@ struct Entry {
 // rule renamed it (exact for unambiguous names; see FuzzyNamesMatch).
 std::string CanonicalName(const std::string& name) {
   if (Contains(name, kForward)) return "F" + MsprobeRenameApi(name, kForward);
-  if (Contains(name, kBackward))
-    return "B" + MsprobeRenameApi(name, kBackward);
+  if (Contains(name, kBackward)) return "B" + MsprobeRenameApi(name, kBackward);
   return "R" + name;
 }
 

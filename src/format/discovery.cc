@@ -295,22 +295,26 @@ std::string StepList(const DumpLayout& layout) {
   return out + "]";
 }
 
-Status PairRanks(const StepLayout& t, const StepLayout& b, LayoutPairing* out) {
-  if (t.ranks.size() != b.ranks.size()) {
-    std::string subject =
-        t.step == b.step ? StrCat("step ", std::to_string(t.step))
-                         : StrCat("target step ", std::to_string(t.step),
-                                  " vs baseline step ", std::to_string(b.step));
-    if (t.step < 0 && b.step < 0) subject = StrCat(t.dir, " vs ", b.dir);
-    return Status::InvalidArgument(
-        subject, StrCat("rank-count mismatch: target has ",
-                        std::to_string(t.ranks.size()), " ranks, baseline ",
-                        std::to_string(b.ranks.size())));
+// Ranks by position when the counts agree (msprobe), by number otherwise
+// (both lists are sorted by rank number, numbers unique).
+void PairRanks(const StepLayout& t, const StepLayout& b, LayoutPairing* out) {
+  if (t.ranks.size() == b.ranks.size()) {
+    for (size_t i = 0; i < t.ranks.size(); ++i)
+      out->pairs.push_back(RankPair{t.step, b.step, t.ranks[i], b.ranks[i]});
+    return;
   }
-  for (size_t i = 0; i < t.ranks.size(); ++i) {
-    out->pairs.push_back(RankPair{t.step, b.step, t.ranks[i], b.ranks[i]});
+  size_t i = 0, j = 0;
+  while (i < t.ranks.size() || j < b.ranks.size()) {
+    if (j == b.ranks.size() ||
+        (i < t.ranks.size() && t.ranks[i].rank < b.ranks[j].rank)) {
+      out->target_only_ranks.push_back({t.step, t.ranks[i++].rank});
+    } else if (i == t.ranks.size() || b.ranks[j].rank < t.ranks[i].rank) {
+      out->baseline_only_ranks.push_back({t.step, b.ranks[j++].rank});
+    } else {
+      out->pairs.push_back(
+          RankPair{t.step, b.step, t.ranks[i++], b.ranks[j++]});
+    }
   }
-  return Status::Ok();
 }
 
 }  // namespace
@@ -319,8 +323,7 @@ StatusOr<LayoutPairing> PairLayouts(const DumpLayout& target,
                                     const DumpLayout& baseline) {
   LayoutPairing out;
   if (target.steps.size() == 1 && baseline.steps.size() == 1) {
-    LOCKSTEP_RETURN_IF_ERROR(
-        PairRanks(target.steps[0], baseline.steps[0], &out));
+    PairRanks(target.steps[0], baseline.steps[0], &out);
     return out;
   }
   // Both step lists are sorted: merge them.
@@ -334,8 +337,7 @@ StatusOr<LayoutPairing> PairLayouts(const DumpLayout& target,
                baseline.steps[j].step < target.steps[i].step) {
       out.baseline_only_steps.push_back(baseline.steps[j++].step);
     } else {
-      LOCKSTEP_RETURN_IF_ERROR(
-          PairRanks(target.steps[i++], baseline.steps[j++], &out));
+      PairRanks(target.steps[i++], baseline.steps[j++], &out);
     }
   }
   if (out.pairs.empty()) {

@@ -170,6 +170,19 @@ void WriteSummaryObject(const CompareResult& r, JsonWriter* w) {
   w->StartArray();
   for (int64_t step : r.missing_steps) w->Int64(step);
   w->EndArray();
+  w->Key("missing_ranks");
+  w->StartArray();
+  for (const auto& m : r.missing_ranks) {
+    w->StartObject();
+    w->Key("step");
+    w->Int64(m.step);
+    w->Key("rank");
+    w->Int64(m.rank);
+    w->Key("why");
+    w->String(m.why.data(), static_cast<rapidjson::SizeType>(m.why.size()));
+    w->EndObject();
+  }
+  w->EndArray();
   w->Key("warnings");
   w->StartArray();
   for (const std::string& s : r.warnings) JsonString(w, s);

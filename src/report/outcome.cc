@@ -36,7 +36,7 @@ std::string Where(const FirstDivergence& fd) {
 Outcome OverallOutcome(const CompareResult& result) {
   const CompareSummary& s = result.summary;
   if (result.first_divergence.found || s.error > 0 ||
-      !result.missing_steps.empty()) {
+      !result.missing_steps.empty() || !result.missing_ranks.empty()) {
     return Outcome::kFail;
   }
   if (s.warning > 0 || s.unmatched > 0) return Outcome::kWarning;
@@ -55,12 +55,31 @@ const char* OutcomeName(Outcome outcome) {
   return "?";
 }
 
-// "the target lacks steps 3, 4 of the baseline; " ("" when none).
-std::string MissingPhrase(const CompareResult& result) {
-  const auto& m = result.missing_steps;
+// "no comparison for step 0 rank 1 (not in the target), ...; " ("" when
+// none); the reasons cut at their first colon (the warnings have them all).
+std::string MissingRanksPhrase(const CompareResult& result) {
+  const auto& m = result.missing_ranks;
   if (m.empty()) return "";
-  std::string out =
-      m.size() == 1 ? "the target lacks step " : "the target lacks steps ";
+  std::string out = "no comparison for ";
+  for (size_t i = 0; i < m.size(); ++i) {
+    if (i == 4) {
+      out += " and " + std::to_string(m.size() - i) + " more ranks";
+      break;
+    }
+    out += std::string(i ? ", " : "") + "step " + std::to_string(m[i].step) +
+           " rank " + std::to_string(m[i].rank) + " (" +
+           m[i].why.substr(0, m[i].why.find(':')) + ")";
+  }
+  return out + "; ";
+}
+
+// Steps and ranks the comparison lacks: "the target lacks steps 3, 4 of
+// the baseline; " ("" when none).
+std::string MissingPhrase(const CompareResult& result) {
+  std::string out = MissingRanksPhrase(result);
+  const auto& m = result.missing_steps;
+  if (m.empty()) return out;
+  out += m.size() == 1 ? "the target lacks step " : "the target lacks steps ";
   for (size_t i = 0; i < m.size(); ++i) {
     if (i == 8) {
       out += " and " + std::to_string(m.size() - i) + " more";
@@ -73,7 +92,7 @@ std::string MissingPhrase(const CompareResult& result) {
 
 std::string VerdictLine(const CompareResult& result) {
   const CompareSummary& s = result.summary;
-  if (!result.missing_steps.empty()) {
+  if (!result.missing_steps.empty() || !result.missing_ranks.empty()) {
     std::string line = "FAIL: " + MissingPhrase(result);
     if (result.first_divergence.found) {
       line +=

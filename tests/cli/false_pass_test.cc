@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include "testing/run_lockstep.h"
@@ -97,6 +98,27 @@ TEST_F(FalsePassTest, StepsMissingFromTheTargetFail) {
   CmdRun back = Compare(dir_ + "b", dir_ + "t");
   EXPECT_NE(back.out.find("step 1 is in the target only"), std::string::npos)
       << back.out;
+}
+
+TEST_F(FalsePassTest, RanksMissingOrUnreadableFail) {
+  // A crashed 3-rank run: rank 1 never wrote its dump, rank 2's is cut.
+  for (const char* r : {"0", "1", "2"})
+    Rank(std::string("b/step0/rank") + r, "statA");
+  Rank("t/step0/rank0", "statA");
+  std::string cut = Rank("t/step0/rank2", "statA") + "/dump.json";
+  fs::resize_file(cut, fs::file_size(cut) / 2);
+  CmdRun r = Compare(dir_ + "t", dir_ + "b");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("FAIL: no comparison for step 0 rank 1 (not in the "
+                       "target), step 0 rank 2 (unreadable)"),
+            std::string::npos)
+      << r.out;
+  std::ifstream summary(dir_ + "out/summary.json");
+  std::string json((std::istreambuf_iterator<char>(summary)), {});
+  EXPECT_NE(json.find(R"("missing_ranks":[{"step":0,"rank":1,"why":"not in )"
+                      R"(the target"},{"step":0,"rank":2,"why":"unreadable: )"),
+            std::string::npos)
+      << json;
 }
 
 TEST_F(FalsePassTest, UnfinishedLastStepIsSkippedWithAWarning) {

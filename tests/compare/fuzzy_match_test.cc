@@ -22,12 +22,10 @@ std::vector<OpRow> Entry(const std::string& entry,
     size_t colon = spec.find(':'), at = spec.find('@');
     std::string io = spec.substr(0, colon);
     r.name = entry + "." + io;
-    r.shape = spec.substr(colon + 1, at == std::string::npos
-                                         ? std::string::npos
-                                         : at - colon - 1);
+    r.shape = spec.substr(colon + 1, at == std::string::npos ? std::string::npos
+                                                             : at - colon - 1);
     r.dtype = at == std::string::npos ? "torch.float32" : spec.substr(at + 1);
-    r.state = io.rfind("output", 0) == 0 ? RowState::kOutput
-                                         : RowState::kInput;
+    r.state = io.rfind("output", 0) == 0 ? RowState::kOutput : RowState::kInput;
     rows.push_back(r);
   }
   return rows;
@@ -90,12 +88,12 @@ TEST(FuzzyMatchTest, InsertedCallWithOtherShapesStaysUnmatched) {
 TEST(FuzzyMatchTest, FloatDTypesInterchangeableOthersNot) {
   auto b = Dump({{"Functional.relu.0.forward", kRelu},
                  {"Functional.relu.1.forward", kRelu}});
-  auto t = Dump({{"Functional.relu.0.forward",
-                  {"input.0:[4, 16, 96]@torch.bfloat16",
-                   "output.0:[4, 16, 96]@torch.float16"}},
-                 {"Functional.relu.1.forward",
-                  {"input.0:[4, 16, 96]@torch.int64",
-                   "output.0:[4, 16, 96]"}}});
+  auto t =
+      Dump({{"Functional.relu.0.forward",
+             {"input.0:[4, 16, 96]@torch.bfloat16",
+              "output.0:[4, 16, 96]@torch.float16"}},
+            {"Functional.relu.1.forward",
+             {"input.0:[4, 16, 96]@torch.int64", "output.0:[4, 16, 96]"}}});
   EXPECT_EQ(FuzzyMatchRows(t, b), (std::vector<int>{0, 1, -1, -1}));
 }
 
@@ -111,10 +109,10 @@ TEST(FuzzyMatchTest, EntriesWithoutInputsMatchOnlyWhenIdentical) {
 TEST(FuzzyMatchTest, QueueScanOrder) {
   // Crossed pair: A B against B A. The newest target entry B is found in
   // the baseline queue first; A, queued before it, stays unmatched.
-  auto t = Dump({{"F.a.0.forward", {"input.0:[1]"}},
-                 {"F.b.0.forward", {"input.0:[1]"}}});
-  auto b = Dump({{"F.b.0.forward", {"input.0:[1]"}},
-                 {"F.a.0.forward", {"input.0:[1]"}}});
+  auto t = Dump(
+      {{"F.a.0.forward", {"input.0:[1]"}}, {"F.b.0.forward", {"input.0:[1]"}}});
+  auto b = Dump(
+      {{"F.b.0.forward", {"input.0:[1]"}}, {"F.a.0.forward", {"input.0:[1]"}}});
   EXPECT_EQ(FuzzyMatchRows(t, b), (std::vector<int>{-1, 0}));
   // Baseline entry found in the target queue: target entries before it
   // are unmatched, the baseline's extra entry is skipped.
@@ -154,12 +152,12 @@ TEST(FuzzyMatchTest, LargeDivergentStreamsStayFast) {
   // dump; hashing keeps this linear (a pairwise scan would do 2e8 checks).
   std::vector<std::pair<std::string, std::vector<std::string>>> te, be;
   for (int i = 0; i < 20000; ++i) {
-    te.push_back({"F.t" + std::to_string(i % 50) + "." + std::to_string(i) +
-                      ".forward",
-                  {"input.0:[1]"}});
-    be.push_back({"F.b" + std::to_string(i % 50) + "." + std::to_string(i) +
-                      ".forward",
-                  {"input.0:[1]"}});
+    te.push_back(
+        {"F.t" + std::to_string(i % 50) + "." + std::to_string(i) + ".forward",
+         {"input.0:[1]"}});
+    be.push_back(
+        {"F.b" + std::to_string(i % 50) + "." + std::to_string(i) + ".forward",
+         {"input.0:[1]"}});
   }
   std::vector<int> m = FuzzyMatchRows(Dump(te), Dump(be));
   EXPECT_EQ(std::count(m.begin(), m.end(), -1), 20000);

@@ -131,6 +131,14 @@ struct CompareResult {
   // Steps of the baseline that the target lacks (a crashed or shorter run):
   // never a pass.
   std::vector<int64_t> missing_steps;
+  // Ranks of a compared step with no comparison: the target lacks them, or
+  // their dump.json could not be read; never a pass.
+  struct MissingRank {
+    int64_t step = -1;
+    int64_t rank = 0;
+    std::string why;  // "not in the target", "unreadable: ..."
+  };
+  std::vector<MissingRank> missing_ranks;
 };
 
 }  // namespace lockstep

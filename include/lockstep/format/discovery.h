@@ -79,18 +79,29 @@ struct RankPair {
   RankLayout baseline;
 };
 
+// A rank of a step.
+struct StepRank {
+  int64_t step = -1;
+  int64_t rank = 0;
+};
+
 struct LayoutPairing {
   std::vector<RankPair> pairs;               // by step, then rank position
   std::vector<int64_t> target_only_steps;    // steps with no baseline
   std::vector<int64_t> baseline_only_steps;  // steps with no target
+  // Ranks of a paired step that one side lacks (the target's step number).
+  std::vector<StepRank> target_only_ranks;
+  std::vector<StepRank> baseline_only_ranks;
 };
 
 // Pairs two layouts as msprobe does: when each has a single step, those two
 // steps (whatever their numbers: the user chose them); otherwise steps with
 // the same number, the others listed as unpaired. Within a step, ranks are
-// paired by position in rank order, and the counts must match.
-// Errors: InvalidArgument "step 0: rank-count mismatch: target has 2 ranks,
-// baseline 1"; InvalidArgument when no step is common.
+// paired by position in rank order when both sides have as many (msprobe);
+// otherwise (msprobe refuses this) ranks of the same number pair and the
+// others are listed as unpaired, so a run that lost ranks still compares
+// the ones it has.
+// Errors: InvalidArgument when no step is common.
 StatusOr<LayoutPairing> PairLayouts(const DumpLayout& target,
                                     const DumpLayout& baseline);
 
