@@ -102,17 +102,16 @@ bool AlignSequences(const std::vector<std::string>& a,
   return true;
 }
 
-std::vector<int> AlignRows(const std::vector<OpRow>& target,
-                           const std::vector<OpRow>& baseline, int rank,
-                           int step, std::vector<AlignmentGap>* gaps) {
+std::optional<std::vector<int>> AlignRows(const std::vector<OpRow>& target,
+                                          const std::vector<OpRow>& baseline,
+                                          int rank, int step,
+                                          std::vector<AlignmentGap>* gaps) {
   std::vector<EntrySpan> ts = Spans(target), bs = Spans(baseline);
   std::vector<std::string> ta, ba;
   for (const auto& s : ts) ta.push_back(Signature(target, s));
   for (const auto& s : bs) ba.push_back(Signature(baseline, s));
   std::vector<std::pair<size_t, size_t>> pairs;
-  if (!AlignSequences(ta, ba, kMaxAlignEdits, &pairs)) {
-    return MatchRows(target, baseline, MatchOptions{});
-  }
+  if (!AlignSequences(ta, ba, kMaxAlignEdits, &pairs)) return std::nullopt;
   std::vector<int> match(target.size(), -1);
   std::vector<bool> t_used(ts.size()), b_used(bs.size());
   for (auto [i, j] : pairs) {

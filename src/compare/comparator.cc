@@ -250,7 +250,16 @@ std::vector<int> MatchFor(const std::vector<OpRow>& t,
           "decomposed): aligned them; --no-align matches by name as msprobe "
           "does");
     }
-    return AlignRows(t, b, pair.rank, pair.step, &result->gaps);
+    std::optional<std::vector<int>> aligned =
+        AlignRows(t, b, pair.rank, pair.step, &result->gaps);
+    if (aligned) return std::move(*aligned);
+    result->warnings.push_back(
+        "step " + std::to_string(pair.step) + " rank " +
+        std::to_string(pair.rank) +
+        ": the op streams are too different to "
+        "align (more than " +
+        std::to_string(kMaxAlignEdits) +
+        " entries inserted or removed): matched by name");
   }
   MatchOptions mo;
   mo.fuzzy = options.fuzzy_match;

@@ -103,11 +103,28 @@ TEST(AlignTest, JitFunctionDumpedOnOneSideOnly) {
       Row("Functional.linear.1.forward", "input.0", "[2, 4]"),
       Row("Functional.linear.1.forward", "output.0", "[2, 2]")};
   std::vector<AlignmentGap> gaps;
-  std::vector<int> m = AlignRows(t, b, 0, -1, &gaps);
+  std::vector<int> m = AlignRows(t, b, 0, -1, &gaps).value();
   EXPECT_EQ(m, (std::vector<int>{0, 1, -1, -1, 2, 3}));
   ASSERT_EQ(gaps.size(), 1u);
   EXPECT_EQ(gaps[0].entry, "Torch.mul.0.forward");
   EXPECT_TRUE(gaps[0].in_target);
+}
+
+TEST(AlignRowsTest, TooManyEditsIsNotAnAlignment) {
+  // Two streams with nothing in common need one edit per entry: past
+  // kMaxAlignEdits AlignRows gives up and adds no gaps (the comparator then
+  // matches by name and lists what the target lacks).
+  std::vector<OpRow> t, b;
+  for (int i = 0; i < kMaxAlignEdits; ++i) {
+    t.push_back(
+        Row("Torch.a" + std::to_string(i) + ".0.forward", "input.0", "[1]"));
+    b.push_back(
+        Row("Torch.b" + std::to_string(i) + ".0.forward", "input.0", "[1]"));
+  }
+  for (size_t i = 0; i < t.size(); ++i) t[i].entry_index = b[i].entry_index = i;
+  std::vector<AlignmentGap> gaps;
+  EXPECT_FALSE(AlignRows(t, b, 0, -1, &gaps).has_value());
+  EXPECT_TRUE(gaps.empty());
 }
 
 }  // namespace

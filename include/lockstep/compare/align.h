@@ -14,6 +14,7 @@
 #ifndef LOCKSTEP_COMPARE_ALIGN_H_
 #define LOCKSTEP_COMPARE_ALIGN_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,9 +28,12 @@ inline constexpr int kMaxAlignEdits = 4000;
 // For each target row, the matched baseline row or -1. Entries present on
 // one side only are appended to `gaps` (with `rank` and `step`), in stream
 // order; a missing entry's target_position is the target entry it precedes.
-std::vector<int> AlignRows(const std::vector<OpRow>& target,
-                           const std::vector<OpRow>& baseline, int rank,
-                           int step, std::vector<AlignmentGap>* gaps);
+// Returns nullopt (and appends nothing) when the streams need more than
+// kMaxAlignEdits edits: the caller matches by name instead.
+std::optional<std::vector<int>> AlignRows(const std::vector<OpRow>& target,
+                                          const std::vector<OpRow>& baseline,
+                                          int rank, int step,
+                                          std::vector<AlignmentGap>* gaps);
 
 // Myers' diff over two sequences of keys: returns pairs (i, j) of equal
 // elements on one shortest edit script, in order. Returns false (and leaves
