@@ -94,8 +94,16 @@ StatusOr<CompareOptions> MakeOptions(const Args& a) {
 
 Status WriteReports(const CompareResult& r, const Args& a,
                     const std::string& curves_svg) {
-  LOCKSTEP_RETURN_IF_ERROR(CreateDirs(a.out_dir));
   std::string ts = CompareTimestamp();
+  std::string replaced;
+  for (const char* f : {"summary.json", "report.html"}) {
+    if (PathExists(a.out_dir + "/" + f))
+      replaced += std::string(replaced.empty() ? "" : " and ") + f;
+  }
+  if (!replaced.empty()) {
+    LogWarning(a.out_dir + ": replacing the " + replaced +
+               " of an earlier run (its compare_result CSVs stay)");
+  }
   LOCKSTEP_ASSIGN_OR_RETURN(std::vector<std::string> csvs,
                             WriteCompareCsv(r, a.out_dir, ts));
   for (const auto& p : csvs) LogInfo("wrote " + p);
@@ -198,6 +206,11 @@ int Run(int argc, char** argv) {
   if (!opts.ok()) return ReportError(opts.status());
   StatusOr<std::string> curves = CurvesSvg(a);  // before the heavy work
   if (!curves.ok()) return ReportError(curves.status());
+  // The output directory is ours for the whole run (before the heavy work).
+  Status made = CreateDirs(a.out_dir);
+  if (!made.ok()) return ReportError(made);
+  StatusOr<std::unique_ptr<DirLock>> lock = DirLock::Acquire(a.out_dir);
+  if (!lock.ok()) return ReportError(lock.status());
   StatusOr<CompareResult> r = CompareDumpPaths(a.target, a.baseline, *opts);
   if (!r.ok()) return ReportError(r.status());
   for (auto& w : RunEnvWarnings(a.target, a.baseline)) r->warnings.push_back(w);

@@ -1,13 +1,17 @@
 #include "lockstep/core/file.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <random>
 #include <system_error>
 
 namespace lockstep {
@@ -115,13 +119,21 @@ bool WriteAll(int fd, std::string_view data) {
   return true;
 }
 
-// Writes `data` to `file` (created or truncated); on failure removes it.
-// Messages name `path`, the file the caller means (`file` may be its
-// temporary name).
+// Creates `file`, which must not exist (not even as a symbolic link: a
+// link planted at the name is never followed), and writes `data` to it; on
+// failure removes what it created. Messages name `path`, the file the
+// caller means (`file` may be its temporary name). `*exists` (if given) is
+// set when the name was taken.
 Status WriteNewFile(const std::string& path, const std::string& file,
-                    std::string_view data) {
-  int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return ErrnoStatus(path, "cannot create");
+                    std::string_view data, bool* exists = nullptr) {
+  int fd = ::open(file.c_str(),
+                  O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    if (exists != nullptr) *exists = errno == EEXIST;
+    return ErrnoStatus(path, errno == EEXIST ? "cannot create (the name is "
+                                               "taken)"
+                                             : "cannot create");
+  }
   if (!WriteAll(fd, data)) {
     Status s = ErrnoStatus(path, "write failed");
     ::close(fd);
@@ -136,6 +148,35 @@ Status WriteNewFile(const std::string& path, const std::string& file,
   return Status::Ok();
 }
 
+// A temporary name beside `path` that no other writer picks: the pid, a
+// per-process counter and 64 random bits.
+std::string TempName(const std::string& path) {
+  static std::atomic<uint64_t> counter{0};
+  static const uint64_t salt = [] {
+    std::random_device rd;
+    return (uint64_t{rd()} << 32) ^ rd();
+  }();
+  uint64_t n = counter.fetch_add(1, std::memory_order_relaxed);
+  char tail[64];
+  std::snprintf(tail, sizeof(tail), ".tmp.%d.%llu.%016llx",
+                static_cast<int>(::getpid()),
+                static_cast<unsigned long long>(n),
+                static_cast<unsigned long long>(salt ^ (n * 0x9e3779b97f4a7c15)));
+  return path + tail;
+}
+
+// Writes `data` under a fresh temporary name beside `path`; returns it.
+StatusOr<std::string> WriteTemp(const std::string& path,
+                                std::string_view data) {
+  for (int attempt = 0;; ++attempt) {
+    std::string tmp = TempName(path);
+    bool exists = false;
+    Status s = WriteNewFile(path, tmp, data, &exists);
+    if (s.ok()) return tmp;
+    if (!exists || attempt == 8) return s;
+  }
+}
+
 }  // namespace
 
 Status WriteFileDirect(const std::string& path, std::string_view data) {
@@ -143,14 +184,57 @@ Status WriteFileDirect(const std::string& path, std::string_view data) {
 }
 
 Status WriteFileAtomic(const std::string& path, std::string_view data) {
-  std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  LOCKSTEP_RETURN_IF_ERROR(WriteNewFile(path, tmp, data));
+  LOCKSTEP_ASSIGN_OR_RETURN(std::string tmp, WriteTemp(path, data));
+  // rename() replaces whatever is at `path`, a symbolic link included,
+  // without following it.
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     Status s = ErrnoStatus(path, "rename failed");
     ::unlink(tmp.c_str());
     return s;
   }
   return Status::Ok();
+}
+
+StatusOr<bool> WriteFileIfAbsent(const std::string& path,
+                                 std::string_view data) {
+  LOCKSTEP_ASSIGN_OR_RETURN(std::string tmp, WriteTemp(path, data));
+  // link() publishes the whole file under `path` only if nothing is there.
+  int rc = ::link(tmp.c_str(), path.c_str());
+  int err = errno;
+  ::unlink(tmp.c_str());
+  if (rc == 0) return true;
+  if (err == EEXIST) return false;
+  errno = err;
+  return ErrnoStatus(path, "cannot publish");
+}
+
+StatusOr<std::unique_ptr<DirLock>> DirLock::Acquire(const std::string& dir) {
+  std::string path = dir + "/.lockstep.lock";
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
+                  0644);
+  if (fd < 0) return ErrnoStatus(dir, "cannot create the lock file");
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    int err = errno;
+    ::close(fd);
+    if (err == EWOULDBLOCK) {
+      return Status::IoError(dir,
+                             "another lockstep run is writing to this "
+                             "directory. Note: wait for it, or give another "
+                             "output directory");
+    }
+    errno = err;
+    return ErrnoStatus(dir, "cannot lock");
+  }
+  return std::unique_ptr<DirLock>(new DirLock(fd));
+}
+
+DirLock::~DirLock() { ::close(fd_); }
+
+StatusOr<std::string> MakePrivateTempDir(const std::string& beside) {
+  std::string tmpl = beside + ".tmpdir.XXXXXX";
+  if (::mkdtemp(tmpl.data()) == nullptr)
+    return ErrnoStatus(beside, "cannot create a temporary directory");
+  return tmpl;
 }
 
 Status CreateDirs(const std::string& path) {

@@ -62,11 +62,20 @@ StatusOr<std::vector<std::string>> WriteCompareCsv(
         e - b <= kRowsPerPart ? 1 : (e - b + kRowsPerPart - 1) / kRowsPerPart;
     for (size_t p = 0; p < parts; ++p) {
       size_t pb = b + p * kRowsPerPart, pe = std::min(e, pb + kRowsPerPart);
-      std::string path =
-          stem + (parts > 1 ? "_part_" + std::to_string(p + 1) : "") + ".csv";
-      LOCKSTEP_RETURN_IF_ERROR(
-          WriteFileAtomic(path, RenderCompareCsv(result, pb, pe)));
-      paths.push_back(path);
+      std::string part = parts > 1 ? "_part_" + std::to_string(p + 1) : "";
+      std::string text = RenderCompareCsv(result, pb, pe);
+      // An earlier run's file of the same second keeps its name: this one
+      // takes the next free "_N".
+      for (int n = 1;; ++n) {
+        if (n > 1000) return Status::IoError(stem, "no free file name");
+        std::string path = stem + (n > 1 ? "_" + std::to_string(n) : "") +
+                           part + ".csv";
+        LOCKSTEP_ASSIGN_OR_RETURN(bool written, WriteFileIfAbsent(path, text));
+        if (written) {
+          paths.push_back(path);
+          break;
+        }
+      }
     }
   }
   return paths;

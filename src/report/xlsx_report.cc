@@ -158,16 +158,14 @@ Status WriteXlsxReport(const CompareResult& result, const std::string& path,
                                    "must be in [1, 1048500], got " +
                                        std::to_string(options.rows_per_sheet));
   }
-  std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  // Fail before the heavy work (and libxlsxwriter's own stderr message) when
-  // the file cannot be created at all.
-  std::FILE* probe = std::fopen(tmp.c_str(), "wb");
-  if (probe == nullptr) {
-    std::string problem = std::string("cannot create: ") + std::strerror(errno);
-    return errno == ENOENT ? Status::NotFound(path, problem)
-                           : Status::IoError(path, problem);
-  }
-  std::fclose(probe);
+  // libxlsxwriter opens the file by name: give it one in a directory only
+  // we can write (a link planted beside `path` is never followed).
+  LOCKSTEP_ASSIGN_OR_RETURN(std::string tmpdir, MakePrivateTempDir(path));
+  std::string tmp = tmpdir + "/book.xlsx";
+  auto cleanup = [&] {
+    std::remove(tmp.c_str());
+    ::rmdir(tmpdir.c_str());
+  };
   lxw_workbook_options wopts = {};
   wopts.constant_memory =
       LXW_TRUE;  // rows go straight to disk: memory stays flat
@@ -175,22 +173,27 @@ Status WriteXlsxReport(const CompareResult& result, const std::string& path,
   wopts.use_zip64 = result.rows.size() * result.columns.size() > 20'000'000
                         ? LXW_TRUE
                         : LXW_FALSE;
+  wopts.tmpdir = tmpdir.data();  // its own spill files go there too
   lxw_workbook* wb = workbook_new_opt(tmp.c_str(), &wopts);
-  if (wb == nullptr) return Status::IoError(path, "cannot create workbook");
+  if (wb == nullptr) {
+    cleanup();
+    return Status::IoError(path, "cannot create workbook");
+  }
   lxw_error err = WriteSheets(wb, result, options.rows_per_sheet);
   lxw_error close_err = workbook_close(wb);  // also frees wb
   if (err == LXW_NO_ERROR) err = close_err;
   if (err != LXW_NO_ERROR) {
-    std::remove(tmp.c_str());
+    cleanup();
     return Status::IoError(
         path, std::string("cannot write workbook: ") + lxw_strerror(err));
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     Status status = Status::IoError(
         path, std::string("rename failed: ") + std::strerror(errno));
-    std::remove(tmp.c_str());
+    cleanup();
     return status;
   }
+  cleanup();
   return Status::Ok();
 }
 

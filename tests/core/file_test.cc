@@ -66,20 +66,85 @@ TEST(FileTest, UnwritableTargetFailsCleanly) {
       << d.message();
 }
 
-TEST(FileTest, DirectWriteTruncatesAndLeavesOneFile) {
+TEST(FileTest, DirectWriteCreatesAndNeverReplaces) {
   std::string dir = TempDir() + "_direct";
   std::filesystem::create_directories(dir);
   std::string path = dir + "/t.npy";
   ASSERT_TRUE(WriteFileDirect(path, std::string(5000, 'a')).ok());
-  ASSERT_TRUE(WriteFileDirect(path, "bb").ok());  // shorter: truncated
+  Status again = WriteFileDirect(path, "bb");
+  EXPECT_FALSE(again.ok());
+  EXPECT_NE(again.message().find("the name is taken"), std::string::npos)
+      << again.message();
   auto s = ReadFileToString(path);
   ASSERT_TRUE(s.ok());
-  EXPECT_EQ(*s, "bb");
-  int files = 0;
-  for (auto& e : std::filesystem::directory_iterator(dir))
-    files += e.is_regular_file();
-  EXPECT_EQ(files, 1);
+  EXPECT_EQ(*s, std::string(5000, 'a'));  // the first file, whole
   std::filesystem::remove_all(dir);
+}
+
+// A directory with a file outside the output and symbolic links to it
+// planted where a writer might write.
+class PlantedLinkTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = TempDir() + "_planted";
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_ + "/out");
+    outside_ = dir_ + "/outside.txt";
+    ASSERT_TRUE(WriteFileAtomic(outside_, "precious").ok());
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  void Plant(const std::string& at) {
+    std::filesystem::create_symlink(outside_, at);
+  }
+  std::string Outside() { return *ReadFileToString(outside_); }
+  std::string dir_, outside_;
+};
+
+TEST_F(PlantedLinkTest, AtomicWriteNeverWritesThroughTemporaryNames) {
+  // The temporary names of earlier versions (path.tmp.<pid>), planted.
+  std::string path = dir_ + "/out/summary.json";
+  Plant(path + ".tmp." + std::to_string(::getpid()));
+  ASSERT_TRUE(WriteFileAtomic(path, "new").ok());
+  EXPECT_EQ(Outside(), "precious");
+  EXPECT_EQ(*ReadFileToString(path), "new");
+}
+
+TEST_F(PlantedLinkTest, AtomicWriteReplacesALinkAtThePathWithoutFollowing) {
+  std::string path = dir_ + "/out/report.html";
+  Plant(path);
+  ASSERT_TRUE(WriteFileAtomic(path, "new").ok());
+  EXPECT_EQ(Outside(), "precious");
+  EXPECT_FALSE(std::filesystem::is_symlink(path));
+  EXPECT_EQ(*ReadFileToString(path), "new");
+}
+
+TEST_F(PlantedLinkTest, DirectWriteRefusesALinkAtThePath) {
+  std::string path = dir_ + "/out/x.npy";
+  Plant(path);
+  EXPECT_FALSE(WriteFileDirect(path, "new").ok());
+  EXPECT_EQ(Outside(), "precious");
+  EXPECT_TRUE(std::filesystem::is_symlink(path));  // left as it was
+}
+
+TEST_F(PlantedLinkTest, WriteIfAbsentNeverReplaces) {
+  std::string path = dir_ + "/out/compare_result.csv";
+  auto first = WriteFileIfAbsent(path, "one");
+  ASSERT_TRUE(first.ok() && *first);
+  auto second = WriteFileIfAbsent(path, "two");
+  ASSERT_TRUE(second.ok());
+  EXPECT_FALSE(*second);
+  EXPECT_EQ(*ReadFileToString(path), "one");
+  std::string link = dir_ + "/out/linked.csv";
+  Plant(link);
+  auto linked = WriteFileIfAbsent(link, "three");
+  ASSERT_TRUE(linked.ok());
+  EXPECT_FALSE(*linked);
+  EXPECT_EQ(Outside(), "precious");
+  // No temporary file is left behind.
+  int files = 0;
+  for (auto& e : std::filesystem::directory_iterator(dir_ + "/out"))
+    files += e.is_regular_file() && !e.is_symlink();
+  EXPECT_EQ(files, 1);
 }
 
 }  // namespace

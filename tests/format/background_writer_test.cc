@@ -111,14 +111,22 @@ TEST_F(BackgroundWriterTest, FailedTaskIsListedAsATask) {
   EXPECT_EQ(failed[0].reason, "dump.json: disk full");
 }
 
-TEST_F(BackgroundWriterTest, OneThreadWritesInEnqueueOrder) {
-  // Every job writes the same path: the file holds the last one enqueued
-  // only if the jobs ran in order.
+TEST_F(BackgroundWriterTest, OneThreadWritesInEnqueueOrderAndNeverReplaces) {
+  // Every job writes the same path: a writer never replaces a file, so the
+  // first job run wins and each later one fails, in enqueue order.
   BackgroundWriter w(size_t{256} << 20, /*threads=*/1);
-  for (int i = 0; i < 200; ++i) w.Enqueue(Path("same.npy"), Floats(64, i));
-  ASSERT_TRUE(w.Drain().ok());
-  EXPECT_EQ(w.files_written(), 200u);
-  EXPECT_TRUE(SameBytes(Slurp(Path("same.npy")), EncodeNpy(Floats(64, 199))));
+  for (int i = 0; i < 200; ++i) {
+    w.Enqueue(Path("same.npy"), Floats(64, i));
+    if (i == 100) w.Enqueue(Path("mid.npy"), Floats(64, i));
+  }
+  std::vector<BackgroundWriter::Failure> failed;
+  EXPECT_FALSE(w.Drain(&failed).ok());
+  EXPECT_EQ(w.files_written(), 2u);
+  EXPECT_TRUE(SameBytes(Slurp(Path("same.npy")), EncodeNpy(Floats(64, 0))));
+  EXPECT_TRUE(SameBytes(Slurp(Path("mid.npy")), EncodeNpy(Floats(64, 100))));
+  ASSERT_FALSE(failed.empty());
+  EXPECT_NE(failed[0].reason.find("the name is taken"), std::string::npos)
+      << failed[0].reason;
 }
 
 TEST_F(BackgroundWriterTest, BoundSmallerThanOneTensorStillProgresses) {

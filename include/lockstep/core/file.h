@@ -48,16 +48,50 @@ class MappedFile {
 // Reads a whole file.
 StatusOr<std::string> ReadFileToString(const std::string& path);
 
-// Writes `data` to `path` atomically: writes `path.tmp.<pid>`, fsyncs
-// nothing (speed), then renames over `path`. On failure the temporary file is
-// removed and `path` is untouched.
+// Writes `data` to `path` atomically: writes a fresh temporary name beside
+// it (`path.tmp.<pid>.<n>.<random>`, created exclusively, never through a
+// symbolic link), fsyncs nothing (speed), then renames over `path` (which
+// replaces a file or a symbolic link there, never writing through it). On
+// failure the temporary file is removed and `path` is untouched.
 Status WriteFileAtomic(const std::string& path, std::string_view data);
 
-// Writes `data` to `path` in place (created or truncated): one file
-// creation instead of two names, for files whose completeness another file
-// vouches for (a probe's tensor files: dump.json is written after them). On
-// failure `path` is removed, so no partial file is left.
+// Like WriteFileAtomic, but publishes only if nothing is at `path` (link(),
+// atomic against other processes doing the same): true when written, false
+// when the name was taken (nothing written).
+StatusOr<bool> WriteFileIfAbsent(const std::string& path,
+                                 std::string_view data);
+
+// Writes `data` to a new file `path` in place: one file creation instead of
+// two names, for files whose completeness another file vouches for (a
+// probe's tensor files: dump.json is written after them). `path` must not
+// exist — not as a file, not as a symbolic link (IoError "the name is
+// taken"): nothing is written through a link planted there. On failure
+// `path` is removed, so no partial file is left.
 Status WriteFileDirect(const std::string& path, std::string_view data);
+
+// Creates a new directory `beside.tmpdir.XXXXXX` (mkdtemp: a fresh name,
+// mode 0700) for a writer that must hand a file name to a library that opens
+// it itself; returns its path. The caller removes it.
+StatusOr<std::string> MakePrivateTempDir(const std::string& beside);
+
+// An exclusive lock on an output directory, held while a run writes there
+// (flock on `dir/.lockstep.lock`, released when the object dies or the
+// process exits, even by a crash): two runs never write one directory at
+// once, so no run reports a file another replaced.
+class DirLock {
+ public:
+  // Errors: IoError "another lockstep run is writing to this directory" when
+  // it is held; IoError when the lock file cannot be created (a symbolic
+  // link planted at its name is not followed).
+  static StatusOr<std::unique_ptr<DirLock>> Acquire(const std::string& dir);
+  ~DirLock();
+  DirLock(const DirLock&) = delete;
+  DirLock& operator=(const DirLock&) = delete;
+
+ private:
+  explicit DirLock(int fd) : fd_(fd) {}
+  int fd_;
+};
 
 // Creates a directory and its parents; OK if it exists.
 Status CreateDirs(const std::string& path);

@@ -19,7 +19,8 @@ namespace lockstep {
 std::string CompareTimestamp();
 
 // Writes the CSV file(s) into `dir` (which must exist) atomically; returns
-// the paths written.
+// the paths written. A name an earlier run took (the same second) is never
+// replaced: this run's file takes `compare_result_<ts>_2.csv`, and so on.
 StatusOr<std::vector<std::string>> WriteCompareCsv(
     const CompareResult& result, const std::string& dir,
     const std::string& timestamp);

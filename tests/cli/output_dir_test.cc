@@ -1,0 +1,137 @@
+// Writing only what belongs to us in `-o`: runs never mix their files,
+// never write through a planted symbolic link, and never run at once.
+#include <gtest/gtest.h>
+
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "lockstep/core/file.h"
+#include "testing/run_lockstep.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using lockstep::testing::CmdRun;
+
+const std::string kToy =
+    std::string(LOCKSTEP_SOURCE_DIR) + "/examples/msprobe_toy/";
+
+class OutputDirTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = ::testing::TempDir() + "lockstep_output_dir_" +
+           ::testing::UnitTest::GetInstance()->current_test_info()->name() +
+           "/";
+    fs::remove_all(dir_);
+    fs::create_directories(dir_ + "out");
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  CmdRun Compare() {
+    return lockstep::testing::RunLockstep("compare " + kToy + "target " +
+                                          kToy + "baseline -o " + dir_ +
+                                          "out");
+  }
+  int Csvs() {
+    int n = 0;
+    for (const auto& e : fs::directory_iterator(dir_ + "out"))
+      n += e.path().extension() == ".csv";
+    return n;
+  }
+  static std::string Slurp(const std::string& p) {
+    std::ifstream in(p);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+  std::string dir_;
+};
+
+TEST_F(OutputDirTest, TwoRunsInOneSecondKeepTheirOwnCsvs) {
+  // Runs a second apart can't be told by their timestamps: whatever the
+  // second, three runs leave three CSVs, each named in its run's log.
+  std::string logs;
+  for (int i = 0; i < 3; ++i) {
+    CmdRun r = Compare();
+    ASSERT_EQ(r.code, 1) << r.out;  // the toy pair differs
+    logs += r.out;
+  }
+  EXPECT_EQ(Csvs(), 3);
+  for (const auto& e : fs::directory_iterator(dir_ + "out")) {
+    if (e.path().extension() == ".csv") {
+      EXPECT_NE(logs.find("wrote " + e.path().string()), std::string::npos)
+          << e.path();
+    }
+  }
+}
+
+TEST_F(OutputDirTest, AnEarlierRunsCsvOfTheSameSecondIsKept) {
+  // Another run's CSVs under every name this run could pick in the next
+  // ten seconds.
+  std::time_t now = std::time(nullptr);
+  std::vector<std::string> taken;
+  for (int s = 0; s < 10; ++s) {
+    std::time_t t = now + s;
+    std::tm tm{};
+    localtime_r(&t, &tm);
+    char ts[32];
+    std::strftime(ts, sizeof(ts), "%Y%m%d%H%M%S", &tm);
+    taken.push_back(dir_ + "out/compare_result_" + ts + ".csv");
+    std::ofstream(taken.back()) << "the other run";
+  }
+  CmdRun r = Compare();
+  ASSERT_EQ(r.code, 1) << r.out;
+  for (const auto& t : taken) EXPECT_EQ(Slurp(t), "the other run") << t;
+  EXPECT_EQ(Csvs(), 11);
+  EXPECT_NE(r.out.find(".csv"), std::string::npos);
+  EXPECT_NE(r.out.find("_2.csv"), std::string::npos) << r.out;
+}
+
+TEST_F(OutputDirTest, ReplacedSummaryAndReportAreSaidSo) {
+  ASSERT_EQ(Compare().code, 1);
+  CmdRun second = Compare();
+  EXPECT_NE(second.out.find("replacing the summary.json and report.html of "
+                            "an earlier run"),
+            std::string::npos)
+      << second.out;
+}
+
+TEST_F(OutputDirTest, TwoRunsNeverWriteOneDirectoryAtOnce) {
+  // Another run holds the directory: this one refuses before comparing.
+  auto lock = lockstep::DirLock::Acquire(dir_ + "out");
+  ASSERT_TRUE(lock.ok());
+  CmdRun r = Compare();
+  EXPECT_EQ(r.code, 3) << r.out;
+  EXPECT_NE(r.out.find("another lockstep run is writing to this directory"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(Csvs(), 0);
+  EXPECT_FALSE(fs::exists(dir_ + "out/summary.json"));
+}
+
+TEST_F(OutputDirTest, PlantedLinksInTheOutputAreNeverWrittenThrough) {
+  // Links at every name a run writes, and at the temporary names of earlier
+  // versions, all pointing at one file outside `-o`.
+  std::string outside = dir_ + "outside.txt";
+  std::ofstream(outside) << "precious";
+  int pid_guess = 0;  // earlier versions used "<name>.tmp.<pid>"
+  for (const char* f : {"summary.json", "report.html", ".lockstep.lock"})
+    fs::create_symlink(outside, dir_ + "out/" + f);
+  for (pid_guess = 1; pid_guess < 64; ++pid_guess) {
+    fs::create_symlink(outside, dir_ + "out/summary.json.tmp." +
+                                    std::to_string(pid_guess));
+  }
+  CmdRun r = Compare();
+  EXPECT_EQ(Slurp(outside), "precious");
+  // The lock file is a link: the run refuses rather than follow it.
+  EXPECT_EQ(r.code, 3) << r.out;
+  fs::remove(dir_ + "out/.lockstep.lock");
+  r = Compare();
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_EQ(Slurp(outside), "precious");
+  EXPECT_FALSE(fs::is_symlink(dir_ + "out/summary.json"));
+  EXPECT_FALSE(fs::is_symlink(dir_ + "out/report.html"));
+}
+
+}  // namespace
