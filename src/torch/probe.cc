@@ -2,8 +2,10 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <vector>
 
 #include "lockstep/core/file.h"
 #include "lockstep/core/log.h"
@@ -55,6 +57,35 @@ ProbeImpl::~ProbeImpl() {
   RemoveParamHooks();
 }
 
+namespace {
+
+// A dump of an earlier run under `dump_path` for `rank` (step*/rank{R}
+// holding dump.json or tensors): this run would mix with it. Returns the
+// steps found ("step0, step1, ... (50 steps)"), or "" when there is none.
+std::string EarlierDumpSteps(const std::string& dump_path, int64_t rank) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  std::vector<std::string> steps;
+  for (const auto& e : fs::directory_iterator(dump_path, ec)) {
+    std::string name = e.path().filename().string();
+    if (name.rfind("step", 0) != 0) continue;
+    fs::path r = e.path() / ("rank" + std::to_string(rank));
+    if (fs::exists(r / "dump.json", ec) ||
+        fs::exists(r / "dump_tensor_data", ec))
+      steps.push_back(name);
+  }
+  if (steps.empty()) return "";
+  std::sort(steps.begin(), steps.end());
+  std::string out;
+  for (size_t i = 0; i < steps.size() && i < 3; ++i)
+    out += (i ? ", " : "") + steps[i];
+  if (steps.size() > 3) out += ", ...";
+  return out + " (" + std::to_string(steps.size()) + " step" +
+         (steps.size() > 1 ? "s" : "") + ")";
+}
+
+}  // namespace
+
 Status ProbeImpl::Start() {
   std::lock_guard<std::mutex> lock(mu_);
   if (active_) return Status::InvalidArgument("probe", "already started");
@@ -65,6 +96,19 @@ Status ProbeImpl::Start() {
         "another probe is active in this process. Note: Stop() it "
         "first");
   }
+  if (filter_.RankWanted(rank_) && started_on_ != config_.dump_path) {
+    std::string earlier = EarlierDumpSteps(config_.dump_path, rank_);
+    if (!earlier.empty()) {
+      g_active_probe.store(nullptr, std::memory_order_release);
+      return Status::InvalidArgument(
+          config_.dump_path,
+          "holds an earlier dump of rank " + std::to_string(rank_) + ": " +
+              earlier +
+              "; this run's steps would mix with it. Note: dump into an "
+              "empty directory, or remove the old dump");
+    }
+  }
+  started_on_ = config_.dump_path;
   session_ = ++g_sessions;
   active_ = true;
   terminated_ = false;

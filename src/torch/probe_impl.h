@@ -91,6 +91,9 @@ class ProbeImpl {
   ProbeConfig config_;
   ProbeOptions options_;
   bool active_ = false;
+  // The dump path this probe has started on before: restarting there (Stop,
+  // then Start) continues this run, so its steps are not an earlier dump.
+  std::string started_on_;
   bool terminated_ = false;
   int64_t step_ = 0;
   int64_t rank_ = 0;

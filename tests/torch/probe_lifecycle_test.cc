@@ -206,5 +206,34 @@ TEST_F(ProbeTest, CreateRejectsAnInvalidConfig) {
   EXPECT_NE(p.status().message().find("dump_path"), std::string::npos);
 }
 
+TEST_F(ProbeTest, RedumpingIntoAnEarlierDumpIsRefused) {
+  // A 2-step run, then another run into the same directory: its steps
+  // would mix with the old ones (a compare would cover stale steps).
+  ProbeConfig c = Config(ProbeTask::kTensor);
+  {
+    std::unique_ptr<Probe> p = MakeProbe(c);
+    Tiny m;
+    ASSERT_TRUE(p->Start().ok());
+    RunTiny(m);
+    ASSERT_TRUE(p->Step().ok());
+    RunTiny(m);
+    ASSERT_TRUE(p->Stop().ok());
+  }
+  std::unique_ptr<Probe> again = MakeProbe(c);
+  Status s = again->Start();
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("holds an earlier dump of rank 0: step0, step1 "
+                             "(2 steps)"),
+            std::string::npos)
+      << s.message();
+  EXPECT_FALSE(again->active());
+  // Another rank's dump beside it is not this rank's: rank 1 may start.
+  ProbeOptions o;
+  o.rank = 1;
+  std::unique_ptr<Probe> rank1 = MakeProbe(c, o);
+  EXPECT_TRUE(rank1->Start().ok());
+  EXPECT_TRUE(rank1->Stop().ok());
+}
+
 }  // namespace
 }  // namespace lockstep
