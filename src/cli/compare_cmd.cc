@@ -219,7 +219,7 @@ int Run(int argc, char** argv) {
   PrintFirstDivergence(*r);
   Status s = WriteReports(*r, a, *curves);
   if (!s.ok()) return ReportError(s);
-  std::printf("%s\n", VerdictLine(*r).c_str());
+  std::printf("%s\n", EscapeControl(VerdictLine(*r)).c_str());
   return OverallOutcome(*r) == Outcome::kPass ? kExitPass : kExitDiverged;
 }
 

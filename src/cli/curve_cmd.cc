@@ -182,7 +182,7 @@ int Run(int argc, char** argv) {
     PrintResult(c->inputs[k], k == 0);
   }
   if (Status s = WriteOutputs(a, *c); !s.ok()) return ReportError(s);
-  std::printf("%s\n", CurveVerdict(*c).c_str());
+  std::printf("%s\n", EscapeControl(CurveVerdict(*c)).c_str());
   return c->passed() ? kExitPass : kExitDiverged;
 }
 

@@ -24,13 +24,13 @@ void PrintRank(const RankSummary& r) {
   std::printf(
       "%s%s (%s)\n",
       r.step >= 0 ? ("step " + std::to_string(r.step) + " ").c_str() : "",
-      ("rank " + std::to_string(r.rank)).c_str(), r.dir.c_str());
+      ("rank " + std::to_string(r.rank)).c_str(), EscapeControl(r.dir).c_str());
   if (!r.error.empty()) {
-    std::printf("  unreadable: %s\n", r.error.c_str());
+    std::printf("  unreadable: %s\n", EscapeControl(r.error).c_str());
     return;
   }
-  std::printf("  task %s, level %s, framework %s\n", r.task.c_str(),
-              r.level.c_str(), r.framework.c_str());
+  std::printf("  task %s, level %s, framework %s\n", EscapeControl(r.task).c_str(),
+              EscapeControl(r.level).c_str(), EscapeControl(r.framework).c_str());
   std::printf("  entries %lld (forward %lld, backward %lld), rows %lld\n",
               static_cast<long long>(r.entries),
               static_cast<long long>(r.forward_entries),
@@ -45,7 +45,7 @@ void PrintRank(const RankSummary& r) {
   }
   std::printf("\n  dtypes:");
   for (const auto& [d, n] : r.dtypes)
-    std::printf(" %s x%lld", d.c_str(), static_cast<long long>(n));
+    std::printf(" %s x%lld", EscapeControl(d).c_str(), static_cast<long long>(n));
   std::printf("\n  stack.json %s, construct.json %s\n",
               r.has_stack ? "yes" : "no", r.has_construct ? "yes" : "no");
 }
@@ -64,7 +64,7 @@ int Run(int argc, char** argv) {
   StatusOr<DumpSummary> s = InspectDump(path);
   if (!s.ok()) return ReportError(s.status());
   for (const auto& w : s->warnings) LogWarning(w);
-  std::printf("dump %s: %zu rank dump(s)\n", s->root.c_str(), s->ranks.size());
+  std::printf("dump %s: %zu rank dump(s)\n", EscapeControl(s->root).c_str(), s->ranks.size());
   bool all_bad = true;
   for (const auto& r : s->ranks) {
     PrintRank(r);

@@ -15,13 +15,13 @@ namespace {
 
 void PrintRow(const char* tag, const OpRow& r) {
   std::printf("    %s %s %s %s max=%s min=%s mean=%s norm=%s\n", tag,
-              r.name.c_str(), r.dtype.c_str(), r.shape.c_str(),
-              r.stats[0].PyStr().c_str(), r.stats[1].PyStr().c_str(),
-              r.stats[2].PyStr().c_str(), r.stats[3].PyStr().c_str());
+              EscapeControl(r.name).c_str(), EscapeControl(r.dtype).c_str(), EscapeControl(r.shape).c_str(),
+              EscapeControl(r.stats[0].PyStr()).c_str(), EscapeControl(r.stats[1].PyStr()).c_str(),
+              EscapeControl(r.stats[2].PyStr()).c_str(), EscapeControl(r.stats[3].PyStr()).c_str());
 }
 
 void PrintEntry(const OverflowReport& rep, const OverflowEntry& e, bool first) {
-  std::printf("  %s%s [%s]%s\n", first ? "FIRST " : "", e.entry.c_str(),
+  std::printf("  %s%s [%s]%s\n", first ? "FIRST " : "", EscapeControl(e.entry).c_str(),
               OverflowKindName(e.kind),
               e.origin ? " (origin: inputs clean, outputs overflow)" : "");
   for (size_t i : e.bad_rows) PrintRow("overflow", rep.rows[i]);
@@ -44,11 +44,11 @@ int64_t Analyze(const RankLayout& rank, int64_t step, bool all) {
     return 0;
   }
   std::printf("%s: %zu entries overflow; first: %s", where.c_str(),
-              rep.entries.size(), rep.entries[0].entry.c_str());
+              rep.entries.size(), EscapeControl(rep.entries[0].entry).c_str());
   if (rep.first_origin >= 0) {
     std::printf(
         "; first origin (inputs clean, outputs overflow): %s",
-        rep.entries[static_cast<size_t>(rep.first_origin)].entry.c_str());
+        EscapeControl(rep.entries[static_cast<size_t>(rep.first_origin)].entry).c_str());
   }
   std::printf("\n");
   for (size_t i = 0; i < rep.entries.size(); ++i) {

@@ -1,6 +1,33 @@
 #include "lockstep/report/csv.h"
 
+#include <cstdlib>
+
 namespace lockstep {
+
+namespace {
+
+// A whole number as strtod reads it, optionally followed by one '%'.
+bool IsNumber(std::string_view cell) {
+  if (!cell.empty() && cell.back() == '%') cell.remove_suffix(1);
+  if (cell.empty() || cell.size() > 64) return false;
+  std::string s(cell);
+  char* end = nullptr;
+  std::strtod(s.c_str(), &end);
+  return end == s.c_str() + s.size();
+}
+
+}  // namespace
+
+bool CsvIsFormulaLike(std::string_view cell) {
+  if (cell.empty() || std::string_view("=+-@\t\r").find(cell[0]) ==
+                          std::string_view::npos)
+    return false;
+  return !IsNumber(cell);
+}
+
+std::string CsvNeutralise(std::string_view cell) {
+  return CsvIsFormulaLike(cell) ? "'" + std::string(cell) : std::string(cell);
+}
 
 std::string CsvQuote(std::string_view cell) {
   if (cell.find_first_of(",\"\n\r") == std::string_view::npos)

@@ -1,5 +1,6 @@
 #include "lockstep/report/csv_report.h"
 
+#include <algorithm>
 #include <ctime>
 #include <map>
 #include <utility>
@@ -28,8 +29,22 @@ std::string RenderCompareCsv(const CompareResult& result, size_t begin,
   std::string out;
   out.reserve((end - begin) * 256 + 512);
   AppendCsvLine(result.columns, &out);
-  for (size_t i = begin; i < end; ++i)
-    AppendCsvLine(result.rows[i].cells, &out);
+  std::vector<std::string> cells;
+  for (size_t i = begin; i < end; ++i) {
+    // Names, dtypes and non-tensor values come from the user's dumps: a
+    // cell that could run as a formula is neutralised (copied only then).
+    const std::vector<std::string>& row = result.rows[i].cells;
+    bool risky = std::any_of(row.begin(), row.end(), [](const auto& c) {
+      return CsvIsFormulaLike(c);
+    });
+    if (!risky) {
+      AppendCsvLine(row, &out);
+      continue;
+    }
+    cells.clear();
+    for (const std::string& c : row) cells.push_back(CsvNeutralise(c));
+    AppendCsvLine(cells, &out);
+  }
   return out;
 }
 

@@ -1,9 +1,12 @@
 // Terminal messages with Polygraphy-style prefixes: "[I] ", "[W] ", "[E] ".
 // Info goes to stdout, warnings and errors to stderr.
+// Every message is printed through EscapeControl: names and values read from
+// a user's files can't move the cursor, clear the screen or start a line.
 // Thread safety: each call writes one whole line under a lock.
 #ifndef LOCKSTEP_CORE_LOG_H_
 #define LOCKSTEP_CORE_LOG_H_
 
+#include <string>
 #include <string_view>
 
 namespace lockstep {
@@ -18,6 +21,12 @@ void LogVerbose(std::string_view msg);
 void LogInfo(std::string_view msg);
 void LogWarning(std::string_view msg);
 void LogError(std::string_view msg);
+
+// `text` with terminal control characters made visible: C0 controls
+// (0x00-0x1f, newline and tab included) and DEL as "\xNN", C1 controls
+// (U+0080-U+009F, UTF-8 0xc2 0x80-0x9f) as "\u00NN". Other bytes,
+// UTF-8 included, pass unchanged.
+std::string EscapeControl(std::string_view text);
 
 // True if stderr is a terminal (progress output is shown only then).
 bool StderrIsTerminal();

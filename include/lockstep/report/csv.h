@@ -14,6 +14,13 @@ namespace lockstep {
 // Appends one CSV line (with '\n') to `out`.
 void AppendCsvLine(const std::vector<std::string>& cells, std::string* out);
 
+// A cell that a spreadsheet would run as a formula (it starts with '=',
+// '+', '-', '@', a tab or a carriage return: OWASP's list) prefixed with a
+// single quote, so it shows as text. Numbers ("-1.5", "-inf", "-12.5%")
+// stay as they are; cells that start otherwise are returned unchanged.
+std::string CsvNeutralise(std::string_view cell);
+bool CsvIsFormulaLike(std::string_view cell);  // CsvNeutralise would change it
+
 // Quotes a cell if needed.
 std::string CsvQuote(std::string_view cell);
 

@@ -87,7 +87,7 @@ int Diff(int argc, char** argv) {
   LogInfo("a = " + a_path + ", b = " + b_path);
   for (size_t i = 0; i < diff.differences.size(); ++i) {
     std::printf("%3zu. %s\n", i + 1,
-                DescribeEnvDifference(diff.differences[i]).c_str());
+                EscapeControl(DescribeEnvDifference(diff.differences[i])).c_str());
   }
   size_t relevant = diff.relevant();
   size_t other = diff.differences.size() - relevant;
@@ -101,7 +101,7 @@ int Diff(int argc, char** argv) {
   std::printf(
       "ENV DIFFERENT: %zu difference(s) that may change numbers, "
       "most likely %s; %zu without effect\n",
-      relevant, diff.differences[0].key.c_str(), other);
+      relevant, EscapeControl(diff.differences[0].key).c_str(), other);
   return kExitDiverged;
 }
 

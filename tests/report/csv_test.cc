@@ -1,0 +1,40 @@
+#include "lockstep/report/csv.h"
+
+#include <gtest/gtest.h>
+
+namespace lockstep {
+namespace {
+
+TEST(CsvTest, FormulaLikeCellsAreNeutralised) {
+  // OWASP's list: cells a spreadsheet would run.
+  EXPECT_EQ(CsvNeutralise("=1+1"), "'=1+1");
+  EXPECT_EQ(CsvNeutralise("=HYPERLINK(\"http://x\")"),
+            "'=HYPERLINK(\"http://x\")");
+  EXPECT_EQ(CsvNeutralise("+cmd|' /C calc'!A0"), "'+cmd|' /C calc'!A0");
+  EXPECT_EQ(CsvNeutralise("-2+3"), "'-2+3");
+  EXPECT_EQ(CsvNeutralise("@SUM(A1)"), "'@SUM(A1)");
+  EXPECT_EQ(CsvNeutralise("\t=1"), "'\t=1");
+  EXPECT_EQ(CsvNeutralise("\r=1"), "'\r=1");
+  EXPECT_EQ(CsvNeutralise("-"), "'-");
+}
+
+TEST(CsvTest, NumbersAndNamesStayAsTheyAre) {
+  for (const char* c : {"-1.5", "-0", "+3", "-1e-05", "-inf", "-nan", "-12.5%",
+                        " -inf", "Functional.linear.0.forward.input.0",
+                        "torch.float32", "[2, 3]", "N/A", "", "0.99999"}) {
+    EXPECT_EQ(CsvNeutralise(c), c) << c;
+    EXPECT_FALSE(CsvIsFormulaLike(c)) << c;
+  }
+}
+
+TEST(CsvTest, QuotingRoundTrips) {
+  std::string line;
+  AppendCsvLine({"a,b", "say \"hi\"", "x\ny", "'=1"}, &line);
+  auto rows = ParseCsv(line);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0], (std::vector<std::string>{"a,b", "say \"hi\"", "x\ny",
+                                               "'=1"}));
+}
+
+}  // namespace
+}  // namespace lockstep
