@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <set>
+#include <unordered_map>
 #include <utility>
 
 namespace lockstep {
@@ -196,15 +197,14 @@ int Order(const EnvDifference& d) {
   return Rank(k.substr(0, dot), k.substr(dot + 1)).second;
 }
 
-// Fields of `a` in order, then fields only `b` has.
-std::vector<const EnvField*> UnionOfFields(const EnvFingerprint& a,
-                                           const EnvFingerprint& b) {
-  std::vector<const EnvField*> all;
-  for (const EnvField& f : a.fields) all.push_back(&f);
-  for (const EnvField& f : b.fields) {
-    if (a.Find(f.key()) == nullptr) all.push_back(&f);
-  }
-  return all;
+// Each field's key -> the field (a hash index: fingerprints may hold tens of
+// thousands of fields).
+std::unordered_map<std::string, const EnvField*> IndexFields(
+    const EnvFingerprint& fp) {
+  std::unordered_map<std::string, const EnvField*> out;
+  out.reserve(fp.fields.size());
+  for (const EnvField& f : fp.fields) out[f.key()] = &f;
+  return out;
 }
 
 }  // namespace
@@ -239,15 +239,27 @@ EnvDiff DiffEnvFingerprints(const EnvFingerprint& a, const EnvFingerprint& b) {
   EnvDiff diff;
   DiffChecksums("parameters", a.parameters, b.parameters, &diff.differences);
   DiffChecksums("data", a.data, b.data, &diff.differences);
-  for (const EnvField* f : UnionOfFields(a, b)) {
-    std::string key = f->key();
-    const EnvField* fa = a.Find(key);
-    const EnvField* fb = b.Find(key);
-    if (SameValue(fa, fb)) continue;
-    EnvDifference d{key, EnvFieldImpact(f->section, f->name), Show(fa),
-                    Show(fb), ""};
+  auto ia = IndexFields(a), ib = IndexFields(b);
+  auto at = [](const auto& index, const std::string& key) -> const EnvField* {
+    auto it = index.find(key);
+    return it == index.end() ? nullptr : it->second;
+  };
+  // Fields of `a` in order, then those only `b` has.
+  auto visit = [&](const EnvField& f) {
+    std::string key = f.key();
+    const EnvField* fa = at(ia, key);
+    const EnvField* fb = at(ib, key);
+    if (SameValue(fa, fb)) return;
+    EnvDifference d{key, EnvFieldImpact(f.section, f.name), Show(fa), Show(fb),
+                    ""};
     d.detail = Detail(d.a, d.b);
     diff.differences.push_back(std::move(d));
+  };
+  for (const EnvField& f : a.fields) {
+    if (at(ia, f.key()) == &f) visit(f);  // a repeated key counts once
+  }
+  for (const EnvField& f : b.fields) {
+    if (at(ia, f.key()) == nullptr && at(ib, f.key()) == &f) visit(f);
   }
   std::stable_sort(diff.differences.begin(), diff.differences.end(),
                    [](const EnvDifference& x, const EnvDifference& y) {

@@ -1,6 +1,8 @@
 #include "lockstep/format/env_fingerprint.h"
 
+
 #include <cstdio>
+#include <unordered_map>
 #include <utility>
 
 #include "format/str_cat.h"
@@ -50,8 +52,11 @@ Status Bad(std::string_view subject, std::string_view where,
   return Status::Corruption(subject, StrCat(where, ": ", problem));
 }
 
+// `index`: key -> position in fp->fields, so that a repeated key replaces
+// its earlier value (the last wins, as in Python) in constant time.
 Status TakeSection(std::string_view subject, const std::string& section,
-                   PyValue v, EnvFingerprint* fp) {
+                   PyValue v, EnvFingerprint* fp,
+                   std::unordered_map<std::string, size_t>* index) {
   if (section.find('.') != std::string::npos || section.empty()) {
     return Bad(subject, Where(section),
                "section names must be non-empty "
@@ -63,13 +68,19 @@ Status TakeSection(std::string_view subject, const std::string& section,
   }
   for (auto& [name, value] : v.TakeFields()) {
     if (name.empty()) return Bad(subject, Where(section), "empty field name");
-    if (value.is_none()) {
-      fp->Set(section, name, std::nullopt);
-    } else if (value.kind() == PyValue::Kind::kStr) {
-      fp->Set(section, name, value.as_str());
-    } else {
+    std::optional<std::string> text;
+    if (value.kind() == PyValue::Kind::kStr) {
+      text = value.as_str();
+    } else if (!value.is_none()) {
       return Bad(subject, Where(section, name),
                  StrCat("is ", PyKindName(value), ", expected a str or null"));
+    }
+    auto [it, fresh] = index->try_emplace(section + "." + name,
+                                          fp->fields.size());
+    if (fresh) {
+      fp->fields.push_back(EnvField{section, name, std::move(text)});
+    } else {
+      fp->fields[it->second].value = std::move(text);
     }
   }
   return Status::Ok();
@@ -190,17 +201,22 @@ std::string EncodeEnvFingerprint(const EnvFingerprint& fp) {
   std::vector<std::pair<std::string, PyValue>> top;
   top.emplace_back(std::string(kVersionKey),
                    PyValue::Int(kEnvFingerprintVersion));
+  // Sections in order of first appearance, each with its fields in order.
+  std::unordered_map<std::string_view, size_t> section_at;
+  std::vector<std::vector<std::pair<std::string, PyValue>>> sections;
+  std::vector<std::string_view> names;
   for (const EnvField& f : fp.fields) {
-    PyValue v = f.value ? PyValue::Str(*f.value) : PyValue();
-    auto it = top.begin() + 1;
-    while (it != top.end() && it->first != f.section) ++it;
-    if (it == top.end()) {
-      top.emplace_back(f.section, PyValue::Dict({{f.name, std::move(v)}}));
-    } else {
-      auto fields = it->second.TakeFields();
-      fields.emplace_back(f.name, std::move(v));
-      it->second = PyValue::Dict(std::move(fields));
+    auto [it, fresh] = section_at.try_emplace(f.section, sections.size());
+    if (fresh) {
+      sections.emplace_back();
+      names.push_back(f.section);
     }
+    sections[it->second].emplace_back(
+        f.name, f.value ? PyValue::Str(*f.value) : PyValue());
+  }
+  for (size_t i = 0; i < sections.size(); ++i) {
+    top.emplace_back(std::string(names[i]),
+                     PyValue::Dict(std::move(sections[i])));
   }
   if (!fp.parameters.empty()) {
     top.emplace_back(std::string(kParameters), ChecksumList(fp.parameters));
@@ -220,6 +236,7 @@ StatusOr<EnvFingerprint> DecodeEnvFingerprint(std::string_view text,
   }
   LOCKSTEP_RETURN_IF_ERROR(CheckVersion(subject, top));
   EnvFingerprint fp;
+  std::unordered_map<std::string, size_t> index;
   for (auto& [key, value] : top.TakeFields()) {
     if (key == kVersionKey) continue;
     if (key == kParameters) {
@@ -229,7 +246,7 @@ StatusOr<EnvFingerprint> DecodeEnvFingerprint(std::string_view text,
       LOCKSTEP_RETURN_IF_ERROR(TakeChecksums(subject, key, value, &fp.data));
     } else {
       LOCKSTEP_RETURN_IF_ERROR(
-          TakeSection(subject, key, std::move(value), &fp));
+          TakeSection(subject, key, std::move(value), &fp, &index));
     }
   }
   return fp;
