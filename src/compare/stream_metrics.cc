@@ -18,7 +18,7 @@ namespace {
 class Fd {
  public:
   explicit Fd(const std::string& path)
-      : fd_(::open(path.c_str(), O_RDONLY | O_CLOEXEC)) {}
+      : fd_(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) {}
   ~Fd() {
     if (fd_ >= 0) ::close(fd_);
   }

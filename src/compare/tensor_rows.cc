@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "lockstep/core/parallel.h"
+#include "lockstep/format/tensor_file.h"
 
 namespace lockstep {
 namespace {
@@ -12,10 +13,6 @@ namespace {
 // Pairs at least this large count as heavy: when there are fewer heavy pairs
 // than threads, the threads split each tensor instead of taking a row each.
 constexpr size_t kBigTensorBytes = 16u << 20;
-
-std::string DataPath(const DumpFile& dump, const std::string& data_name) {
-  return TensorDataDir(dump) + "/" + data_name;
-}
 
 // Loads and compares one row; a file problem goes to `problem`.
 TensorPairFacts CompareOne(const DumpFile& target, const DumpFile& baseline,
@@ -35,16 +32,22 @@ TensorPairFacts CompareOne(const DumpFile& target, const DumpFile& baseline,
     facts.data_missing = npu_has != bench_has;
     return facts;
   }
-  std::string pa = DataPath(target, row->npu->data_name);
-  std::string pb = DataPath(baseline, row->bench->data_name);
-  StatusOr<Tensor> a = options.load_tensor(pa);
-  StatusOr<Tensor> b =
-      a.ok() ? options.load_tensor(pb) : StatusOr<Tensor>(a.status());
+  // Each file must lie inside its dump's dump_tensor_data (no "..", no
+  // absolute path, no symbolic link, a regular file).
+  StatusOr<std::string> pa = ResolveTensorPath(target.dir, row->npu->data_name);
+  StatusOr<std::string> pb =
+      ResolveTensorPath(baseline.dir, row->bench->data_name);
+  StatusOr<Tensor> a =
+      pa.ok() ? options.load_tensor(*pa) : StatusOr<Tensor>(pa.status());
+  StatusOr<Tensor> b = !a.ok()   ? StatusOr<Tensor>(a.status())
+                       : pb.ok() ? options.load_tensor(*pb)
+                                 : StatusOr<Tensor>(pb.status());
   if (!a.ok() || !b.ok()) {
     const Status& s = !a.ok() ? a.status() : b.status();
-    SetAllMetrics(
-        row, kUnsupported,
-        "Dump file: " + (!a.ok() ? pa : pb) + " not found or read failed.");
+    std::string file = !a.ok() ? (pa.ok() ? *pa : row->npu->data_name)
+                               : (pb.ok() ? *pb : row->bench->data_name);
+    SetAllMetrics(row, kUnsupported,
+                  "Dump file: " + file + " not found or read failed.");
     *problem = row->npu->name + ": " + s.message();
     row->metric_message += " " + s.message();
     facts.unreadable = true;

@@ -41,8 +41,12 @@ Status ReadAll(int fd, const std::string& path, std::string* out) {
 }  // namespace
 
 StatusOr<std::shared_ptr<const MappedFile>> MappedFile::Open(
-    const std::string& path, bool populate) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    const std::string& path, bool populate, bool regular_only) {
+  int fd =
+      ::open(path.c_str(), O_RDONLY | O_CLOEXEC |
+                               (regular_only ? O_NOFOLLOW | O_NONBLOCK : 0));
+  if (fd < 0 && regular_only && errno == ELOOP)
+    return Status::InvalidArgument(path, "refused: a symbolic link");
   if (fd < 0) return ErrnoStatus(path, "cannot open");
   std::shared_ptr<MappedFile> file(new MappedFile());
   file->path_ = path;
@@ -55,6 +59,10 @@ StatusOr<std::shared_ptr<const MappedFile>> MappedFile::Open(
   if (S_ISDIR(st.st_mode)) {
     ::close(fd);
     return Status::InvalidArgument(path, "is a directory, expected a file");
+  }
+  if (regular_only && !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return Status::InvalidArgument(path, "refused: not a regular file");
   }
   if (S_ISREG(st.st_mode) && st.st_size > 0) {
     // Pre-faulting the whole map in one call is several times cheaper than
@@ -158,10 +166,10 @@ std::string TempName(const std::string& path) {
   }();
   uint64_t n = counter.fetch_add(1, std::memory_order_relaxed);
   char tail[64];
-  std::snprintf(tail, sizeof(tail), ".tmp.%d.%llu.%016llx",
-                static_cast<int>(::getpid()),
-                static_cast<unsigned long long>(n),
-                static_cast<unsigned long long>(salt ^ (n * 0x9e3779b97f4a7c15)));
+  std::snprintf(
+      tail, sizeof(tail), ".tmp.%d.%llu.%016llx", static_cast<int>(::getpid()),
+      static_cast<unsigned long long>(n),
+      static_cast<unsigned long long>(salt ^ (n * 0x9e3779b97f4a7c15)));
   return path + tail;
 }
 
@@ -210,8 +218,8 @@ StatusOr<bool> WriteFileIfAbsent(const std::string& path,
 
 StatusOr<std::unique_ptr<DirLock>> DirLock::Acquire(const std::string& dir) {
   std::string path = dir + "/.lockstep.lock";
-  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
-                  0644);
+  int fd =
+      ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0) return ErrnoStatus(dir, "cannot create the lock file");
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     int err = errno;

@@ -23,8 +23,12 @@ class MappedFile {
   // or more, which is cheaper than a page fault per page when the caller
   // reads the whole file through the map; false maps lazily (for callers that
   // read a header through the map and the bulk with pread).
+  // `regular_only`: refuse anything but a regular file (InvalidArgument
+  // "not a regular file"), opened without following a symbolic link at
+  // `path` and without blocking (a FIFO never stalls the caller).
   static StatusOr<std::shared_ptr<const MappedFile>> Open(
-      const std::string& path, bool populate = true);
+      const std::string& path, bool populate = true,
+      bool regular_only = false);
   ~MappedFile();
   MappedFile(const MappedFile&) = delete;
   MappedFile& operator=(const MappedFile&) = delete;

@@ -13,7 +13,19 @@ namespace lockstep {
 
 // Reads `path` as .pt or .npy (by extension; other extensions are tried as
 // .npy when they start with numpy's magic, else as .pt). Errors name the file.
+// Only a regular file is read, opened without following a symbolic link
+// and without blocking (a FIFO or a device is refused, never read).
 StatusOr<Tensor> ReadTensorFile(const std::string& path);
+
+// The path of tensor `data_name` of a dump whose dump.json lies in `dir`:
+// `dir/dump_tensor_data/data_name`, if that stays inside
+// `dir/dump_tensor_data`: `data_name` is relative, has no ".." component and
+// no NUL, and neither dump_tensor_data nor any component below it is a
+// symbolic link; the file must be a regular file. Errors: InvalidArgument
+// naming `data_name` and why it is refused ("leaves dump_tensor_data",
+// "symbolic link", "not a regular file"); NotFound when it is absent.
+StatusOr<std::string> ResolveTensorPath(const std::string& dir,
+                                        const std::string& data_name);
 
 }  // namespace lockstep
 
