@@ -104,6 +104,19 @@ StatusOr<Storage> ReadStorage(const ZipReader& zip, const std::string& prefix,
     return Status::NotFound(zip.name(), "no zip entry '" + entry_name +
                                             "' for the tensor's storage");
   }
+  // The pickle says what the storage holds: an entry that records another
+  // size is corrupt, found before anything is allocated or inflated.
+  uint64_t elem = DTypeSize(spec.dtype);
+  uint64_t numel = static_cast<uint64_t>(spec.storage_numel);
+  if (numel > UINT64_MAX / elem || e->uncompressed_size != numel * elem) {
+    return Status::Corruption(
+        zip.Subject(*e),
+        "records " + std::to_string(e->uncompressed_size) +
+            " bytes, but the storage of " + std::to_string(numel) + " " +
+            std::string(TorchDTypeName(spec.dtype)) + " needs " +
+            (numel > UINT64_MAX / elem ? "more"
+                                       : std::to_string(numel * elem)));
+  }
   auto scratch = std::make_shared<std::string>();
   LOCKSTEP_ASSIGN_OR_RETURN(
       std::string_view data,
@@ -111,8 +124,6 @@ StatusOr<Storage> ReadStorage(const ZipReader& zip, const std::string& prefix,
   if (options.verify_crc && e->method == kZipStored) {
     LOCKSTEP_RETURN_IF_ERROR(zip.VerifyCrc(*e, data));
   }
-  uint64_t elem = DTypeSize(spec.dtype);
-  uint64_t numel = static_cast<uint64_t>(spec.storage_numel);
   if (numel > data.size() / elem || data.size() != numel * elem) {
     return Status::Corruption(
         zip.Subject(*e),

@@ -16,15 +16,20 @@ namespace {
 constexpr uint64_t kMaxDeflateRatio = 1032;
 constexpr uint64_t kZlibChunk = uint64_t{1} << 30;  // zlib lengths are uInt
 
-// Inflates raw deflate `in` into `out`, which has exactly the recorded size.
-Status Inflate(std::string_view in, std::string* out,
+constexpr size_t kFirstInflateBytes = size_t{16} << 20;
+
+// Inflates raw deflate `in` into `out` (resized to the `recorded` size).
+// The buffer grows as output arrives (16 MiB, then doubling): a forged
+// recorded size costs memory only for what really inflates.
+Status Inflate(std::string_view in, uint64_t recorded, std::string* out,
                const std::string& subject) {
   z_stream zs{};
   if (inflateInit2(&zs, -MAX_WBITS) != Z_OK) {
     return Status::Internal(subject, "zlib inflateInit2 failed");
   }
+  out->assign(std::min<uint64_t>(recorded, kFirstInflateBytes), '\0');
   zs.next_out = reinterpret_cast<Bytef*>(out->data());  // zlib wants non-null
-  size_t in_pos = 0, out_pos = 0;
+  size_t in_pos = 0;
   int rc = Z_OK;
   while (rc == Z_OK) {
     if (zs.avail_in == 0 && in_pos < in.size()) {
@@ -33,11 +38,14 @@ Status Inflate(std::string_view in, std::string* out,
       zs.avail_in = static_cast<uInt>(std::min(kZlibChunk, in.size() - in_pos));
       in_pos += zs.avail_in;
     }
-    if (zs.avail_out == 0 && out_pos < out->size()) {
-      zs.next_out = reinterpret_cast<Bytef*>(out->data()) + out_pos;
+    size_t done = zs.total_out;
+    if (zs.avail_out == 0 && done == out->size() && out->size() < recorded) {
+      out->resize(std::min<uint64_t>(recorded, uint64_t{2} * out->size()));
+    }
+    if (zs.avail_out == 0 && done < out->size()) {
+      zs.next_out = reinterpret_cast<Bytef*>(out->data()) + done;
       zs.avail_out =
-          static_cast<uInt>(std::min(kZlibChunk, out->size() - out_pos));
-      out_pos += zs.avail_out;
+          static_cast<uInt>(std::min(kZlibChunk, out->size() - done));
     }
     rc = inflate(&zs, Z_NO_FLUSH);
   }
@@ -49,10 +57,10 @@ Status Inflate(std::string_view in, std::string* out,
                                         : "bad deflate data";
     return Status::Corruption(subject, "cannot inflate: " + why);
   }
-  if (produced != out->size()) {
+  if (produced != recorded) {
     return Status::Corruption(
         subject, "inflates to " + std::to_string(produced) +
-                     " bytes, recorded " + std::to_string(out->size()));
+                     " bytes, recorded " + std::to_string(recorded));
   }
   return Status::Ok();
 }
@@ -115,8 +123,8 @@ StatusOr<std::string_view> ZipReader::Data(const ZipEntry& entry,
                                   " deflated bytes cannot inflate to " +
                                   std::to_string(entry.uncompressed_size));
   }
-  scratch->assign(entry.uncompressed_size, '\0');
-  LOCKSTEP_RETURN_IF_ERROR(Inflate(raw, scratch, subject));
+  LOCKSTEP_RETURN_IF_ERROR(
+      Inflate(raw, entry.uncompressed_size, scratch, subject));
   LOCKSTEP_RETURN_IF_ERROR(VerifyCrc(entry, *scratch));
   return std::string_view(*scratch);
 }

@@ -1,6 +1,9 @@
 #include "lockstep/format/zip.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <string>
 
@@ -258,6 +261,45 @@ TEST(ZipReaderTest, ZeroCrcMeansNotComputed) {
   ZipBuildOptions o;
   o.zero_crc = true;
   EXPECT_EQ(ReadEntry(BuildZip({{"a", "abc"}}, o), "a").value(), "abc");
+}
+
+TEST(ZipReaderTest, ForgedInflatedSizeCostsOnlyWhatInflates) {
+  // 5 MiB that deflate cannot shrink, recorded as 3.75 GiB: within deflate's
+  // 1032:1 ratio, so only inflating shows the lie. Memory must follow what
+  // really inflates (it once allocated the recorded size first). Measured in
+  // a child process, whose peak RSS is its own.
+  std::string noise(5u << 20, '\0');
+  uint64_t x = 88172645463325252ull;
+  for (char& c : noise) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    c = static_cast<char>(x);
+  }
+  std::string a = BuildZip({{"a/d", noise, true}});
+  Poke(&a, a.find("PK\x01\x02") + 24, 0xF0000000u, 4);
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::close(fds[0]);
+    bool failed = !ReadEntry(a, "a/d").ok();
+    struct rusage ru;
+    ::getrusage(RUSAGE_SELF, &ru);
+    long kb = failed ? ru.ru_maxrss : -1;
+    ssize_t w = ::write(fds[1], &kb, sizeof(kb));
+    ::_exit(w == sizeof(kb) ? 0 : 1);
+  }
+  ::close(fds[1]);
+  long kb = 0;
+  ASSERT_EQ(::read(fds[0], &kb, sizeof(kb)), static_cast<ssize_t>(sizeof(kb)));
+  ::close(fds[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ASSERT_GE(kb, 0) << "the forged entry was read";
+  EXPECT_LT(kb, 512 * 1024) << "peak RSS " << kb << " KiB";  // not 3.75 GiB
+  EXPECT_EQ(ReadEntry(a, "a/d").status().message(),
+            "t.zip: zip entry 'a/d': inflates to 5242880 bytes, recorded "
+            "4026531840");
 }
 
 }  // namespace
