@@ -4,15 +4,15 @@
 #include <cstdint>
 
 #include "lockstep/core/check.h"
+#include "lockstep/numerics/cpu_features.h"
 #include "lockstep/numerics/half.h"
 
 namespace lockstep::internal {
 namespace {
 
 bool DetectAvx2() {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-         __builtin_cpu_supports("f16c");
+  const CpuFeatures& cpu = HostCpuFeatures();
+  return cpu.avx2 && cpu.fma && cpu.f16c;
 }
 
 std::atomic<bool>& Avx2Enabled() {

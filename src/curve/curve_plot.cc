@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 
 #include "curve/plot_axis.h"
 
@@ -43,12 +44,23 @@ void ExtendRange(const std::vector<CurvePoint>& pts, double* lo, double* hi) {
   }
 }
 
+// `v` as an int64_t, saturated at the type's limits (NaN gives 0). An axis
+// end may lie past them: the axis is widened to whole ticks, so steps near
+// +-2^63 give ends that no int64_t holds (a plain cast is undefined there).
+int64_t SaturatedInt64(double v) {
+  constexpr double kTwo63 = 9223372036854775808.0;
+  if (std::isnan(v)) return 0;
+  if (v >= kTwo63) return std::numeric_limits<int64_t>::max();
+  if (v <= -kTwo63) return std::numeric_limits<int64_t>::min();
+  return static_cast<int64_t>(v);
+}
+
 // One decimated polyline; a non-finite point starts a new subpath.
 void AppendPath(const Frame& f, const std::vector<CurvePoint>& pts,
                 const char* color, double opacity, double width,
                 std::string* out) {
-  auto dec = DecimateForPlot(pts, static_cast<int64_t>(f.x.lo),
-                             static_cast<int64_t>(std::ceil(f.x.hi)),
+  auto dec = DecimateForPlot(pts, SaturatedInt64(f.x.lo),
+                             SaturatedInt64(std::ceil(f.x.hi)),
                              std::max(1, static_cast<int>(f.width)));
   std::string d;
   int run = 0;
@@ -188,7 +200,9 @@ std::vector<CurvePoint> DecimateForPlot(const std::vector<CurvePoint>& pts,
   if (pts.size() <= 4 * static_cast<size_t>(columns)) return pts;
   std::vector<CurvePoint> out;
   out.reserve(4 * static_cast<size_t>(columns) + 16);
-  double span = x1 > x0 ? static_cast<double>(x1 - x0) : 1;
+  // In double: x1 - x0 and step - x0 overflow int64_t for far-apart steps.
+  double left = static_cast<double>(x0);
+  double span = x1 > x0 ? static_cast<double>(x1) - left : 1;
   size_t first = 0, lo = 0, hi = 0, last = 0;
   int64_t col = -1;  // -1: no open column
   auto flush = [&] {
@@ -207,8 +221,8 @@ std::vector<CurvePoint> DecimateForPlot(const std::vector<CurvePoint>& pts,
       if (out.empty() || std::isfinite(out.back().value)) out.push_back(pts[i]);
       continue;
     }
-    int64_t c = static_cast<int64_t>((pts[i].step - x0) / span * columns);
-    c = std::clamp<int64_t>(c, 0, columns - 1);
+    double at = (static_cast<double>(pts[i].step) - left) / span * columns;
+    int64_t c = static_cast<int64_t>(std::clamp(at, 0.0, columns - 1.0));
     if (c != col) {
       flush();
       col = c, first = lo = hi = last = i;

@@ -28,8 +28,14 @@ Axis NiceAxis(double lo, double hi, int target) {
   Axis a;
   a.lo = std::floor(lo / step) * step;
   a.hi = std::ceil(hi / step) * step;
-  for (double t = a.lo; t <= a.hi + step * 1e-6; t += step) {
-    a.ticks.push_back(std::fabs(t) < step * 1e-9 ? 0 : t);
+  // Counted, not `t += step` until past hi: far from 0 (steps near 2^62) a
+  // step can be below half an ulp of lo, and t would never move. There the
+  // ticks may coincide; a repeat is dropped.
+  double n = std::clamp(std::round((a.hi - a.lo) / step), 0.0, 1000.0);
+  for (int i = 0; i <= static_cast<int>(n); ++i) {
+    double t = a.lo + i * step;
+    if (std::fabs(t) < step * 1e-9) t = 0;
+    if (a.ticks.empty() || t > a.ticks.back()) a.ticks.push_back(t);
   }
   return a;
 }

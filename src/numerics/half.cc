@@ -4,6 +4,8 @@
 
 #include <bit>
 
+#include "lockstep/numerics/cpu_features.h"
+
 namespace lockstep {
 namespace {
 
@@ -45,8 +47,8 @@ __attribute__((target("avx2"))) void BFloat16ToFloatAvx2(const uint16_t* in,
 }
 
 bool DetectF16C() {
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+  const CpuFeatures& cpu = HostCpuFeatures();
+  return cpu.avx2 && cpu.f16c;
 }
 
 }  // namespace

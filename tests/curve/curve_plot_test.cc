@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -161,6 +162,54 @@ TEST(DecimateForPlot, KeepsExtremesAndBoundsSize) {
   EXPECT_EQ(d.back().step, 99999);
   // Small series are returned as they are.
   EXPECT_EQ(DecimateForPlot({{1, 1.0}, {2, 2.0}}, 1, 2, 10).size(), 2u);
+}
+
+// Steps at the ends of int64_t: the axis widens past +-2^63 and a plain
+// double -> int64_t cast of its ends (or step - x0 in int64_t) was undefined
+// behaviour (UBSan: float-cast-overflow, signed-integer-overflow).
+TEST(CurvePlot, StepsNearInt64LimitsAreDefined) {
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  std::vector<CurvePoint> pts;  // enough points to be decimated
+  for (int i = 0; i < 5000; ++i) pts.push_back({kMin + i, std::sin(i * 0.1)});
+  for (int i = 4999; i >= 0; --i) pts.push_back({kMax - i, std::cos(i * 0.1)});
+  auto a = MakeLog("a", pts);
+  for (auto& p : pts) p.value += 0.5;
+  auto b = MakeLog("b", pts);
+  auto c = CompareCurves({a, b}, {});
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  std::string svg = RenderCurveSvg(*c);
+  EXPECT_EQ(CheckBalanced(svg), "");
+  EXPECT_EQ(svg.find("nan"), std::string::npos);
+  EXPECT_EQ(Count(svg, "<path"), 3u);
+}
+
+TEST(DecimateForPlot, FullInt64RangeIsDefined) {
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  std::vector<CurvePoint> pts;
+  for (int i = 0; i < 100; ++i) pts.push_back({kMin + i, 1.0 * i});
+  for (int i = 99; i >= 0; --i) pts.push_back({kMax - i, -1.0 * i});
+  auto d = DecimateForPlot(pts, kMin, kMax, 10);
+  ASSERT_FALSE(d.empty());
+  EXPECT_LE(d.size(), 4u * 10);
+  EXPECT_EQ(d.front().step, kMin);
+  EXPECT_EQ(d.back().step, kMax);
+  // Steps outside [x0, x1] fall into the edge columns.
+  EXPECT_EQ(DecimateForPlot(pts, -10, 10, 2).size(), 4u);
+}
+
+// Two steps 1024 apart near 2^62: the tick spacing (200) is below half an
+// ulp there, and a tick loop of `t += step` never ended (memory grew until
+// the process was killed).
+TEST(CurvePlot, TicksOfANarrowRangeFarFromZeroEnd) {
+  constexpr int64_t kFar = int64_t{1} << 62;
+  auto a = MakeLog("a", {{kFar, 1.0}, {kFar + 1024, 2.0}});
+  auto c = CompareCurves({a, a}, {});
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  std::string svg = RenderCurveSvg(*c);
+  EXPECT_EQ(CheckBalanced(svg), "");
+  EXPECT_LT(svg.size(), 1u << 16);
 }
 
 TEST(CurvePlot, TwoHundredThousandPointsRenderFastAndSmall) {

@@ -1,0 +1,41 @@
+#include "lockstep/numerics/cpu_features.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#define LOCKSTEP_X86 1
+#endif
+
+namespace lockstep {
+namespace {
+
+#ifdef LOCKSTEP_X86
+// CPUID leaf 1, ECX bit 29. Spelled out rather than taken from <cpuid.h>'s
+// bit_F16C, whose name differs between GCC and clang releases.
+constexpr unsigned kCpuid1EcxF16C = 1u << 29;
+
+bool CpuidHasF16C() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (__get_cpuid(1, &eax, &ebx, &ecx, &edx) == 0) return false;
+  return (ecx & kCpuid1EcxF16C) != 0;
+}
+#endif
+
+}  // namespace
+
+CpuFeatures DetectCpuFeatures() {
+  CpuFeatures f;
+#ifdef LOCKSTEP_X86
+  __builtin_cpu_init();
+  f.avx2 = __builtin_cpu_supports("avx2");
+  f.fma = __builtin_cpu_supports("fma");
+  f.f16c = CpuidHasF16C();
+#endif
+  return f;
+}
+
+const CpuFeatures& HostCpuFeatures() {
+  static const CpuFeatures features = DetectCpuFeatures();
+  return features;
+}
+
+}  // namespace lockstep
