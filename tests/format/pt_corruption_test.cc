@@ -118,7 +118,7 @@ TEST(PtCorruptionTest, FlippedPickleByteFailsTheCrc) {
 TEST(PtCorruptionTest, StorageSizeDisagreesWithPickle) {
   ExpectError(Pt({.numel = 5, .shape = {5}}, FloatBytes(4)),
               StatusCode::kCorruption,
-              "x.pt: zip entry 'x/data/0': 16 bytes, but the storage of 5 "
+              "x.pt: zip entry 'x/data/0': records 16 bytes, but the storage of 5 "
               "torch.float32 needs 20");
   ExpectError(Pt({.numel = 3, .shape = {3}}, FloatBytes(4)),
               StatusCode::kCorruption, "16 bytes, but the storage of 3");
