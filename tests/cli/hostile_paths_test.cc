@@ -7,33 +7,25 @@
 
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <string>
 
 #include "testing/run_lockstep.h"
+#include "testing/test_dir.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 using lockstep::testing::CmdRun;
+using lockstep::testing::Slurp;
 
 const std::string kToy = std::string(LOCKSTEP_FIXTURES_DIR) + "/msprobe/toy";
 const std::string kVictim = "Functional.linear.0.forward.input.0.pt";
-
-std::string Slurp(const fs::path& p) {
-  std::ifstream in(p);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
 
 class HostilePathsTest : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!fs::exists(kToy)) GTEST_SKIP() << "fixtures not found: " << kToy;
-    dir_ = ::testing::TempDir() + "lockstep_hostile_" +
-           ::testing::UnitTest::GetInstance()->current_test_info()->name() +
-           "/";
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    dir_ = lockstep::testing::FreshTestDir("lockstep_hostile_");
     for (const auto& e : fs::recursive_directory_iterator(kToy + "/dumpA")) {
       if (e.path().filename() == "dump.json") base_ = e.path().parent_path();
     }

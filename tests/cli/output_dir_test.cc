@@ -5,17 +5,18 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <string>
 #include <vector>
 
 #include "lockstep/core/file.h"
 #include "testing/run_lockstep.h"
+#include "testing/test_dir.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 using lockstep::testing::CmdRun;
+using lockstep::testing::Slurp;
 
 const std::string kToy =
     std::string(LOCKSTEP_SOURCE_DIR) + "/examples/msprobe_toy/";
@@ -23,10 +24,7 @@ const std::string kToy =
 class OutputDirTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = ::testing::TempDir() + "lockstep_output_dir_" +
-           ::testing::UnitTest::GetInstance()->current_test_info()->name() +
-           "/";
-    fs::remove_all(dir_);
+    dir_ = lockstep::testing::FreshTestDir("lockstep_output_dir_");
     fs::create_directories(dir_ + "out");
   }
   void TearDown() override { fs::remove_all(dir_); }
@@ -40,10 +38,6 @@ class OutputDirTest : public ::testing::Test {
     for (const auto& e : fs::directory_iterator(dir_ + "out"))
       n += e.path().extension() == ".csv";
     return n;
-  }
-  static std::string Slurp(const std::string& p) {
-    std::ifstream in(p);
-    return std::string(std::istreambuf_iterator<char>(in), {});
   }
   std::string dir_;
 };

@@ -4,31 +4,24 @@
 
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <string>
 
 #include "testing/run_lockstep.h"
+#include "testing/test_dir.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 using lockstep::testing::CmdRun;
+using lockstep::testing::Slurp;
 
 const std::string kToy = std::string(LOCKSTEP_FIXTURES_DIR) + "/msprobe/toy";
-
-std::string Slurp(const fs::path& p) {
-  std::ifstream in(p);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
 
 class OutputSafetyTest : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!fs::exists(kToy)) GTEST_SKIP() << "fixtures not found: " << kToy;
-    dir_ = ::testing::TempDir() + "lockstep_output_safety_" +
-           ::testing::UnitTest::GetInstance()->current_test_info()->name() +
-           "/";
-    fs::remove_all(dir_);
+    dir_ = lockstep::testing::FreshTestDir("lockstep_output_safety_");
     fs::create_directories(dir_ + "t");
     // statA with its relu entry renamed by a hostile writer.
     std::string json;
