@@ -4,6 +4,7 @@
 #include <atomic>
 #include <mutex>
 
+#include "lockstep/core/file.h"
 #include "lockstep/core/parallel.h"
 #include "lockstep/format/tensor_file.h"
 
@@ -53,7 +54,20 @@ TensorPairFacts CompareOne(const DumpFile& target, const DumpFile& baseline,
     facts.unreadable = true;
     return facts;
   }
-  return CompareTensorPair(*a, *b, threads, row);
+  facts = CompareTensorPair(*a, *b, threads, row);
+  // A mapped file that another process truncated meanwhile read as zeros.
+  bool a_changed = MappedFile::RangeFaulted(a->data(), a->nbytes());
+  if (a_changed || MappedFile::RangeFaulted(b->data(), b->nbytes())) {
+    const std::string& file = a_changed ? *pa : *pb;
+    SetAllMetrics(row, kUnsupported,
+                  "Dump file: " + file + " not found or read failed.");
+    *problem = row->npu->name + ": " + file +
+               ": the file shrank while it was being read";
+    row->metric_message += " The file shrank while it was being read.";
+    facts = TensorPairFacts();
+    facts.unreadable = true;
+  }
+  return facts;
 }
 
 }  // namespace

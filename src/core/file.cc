@@ -1,6 +1,7 @@
 #include "lockstep/core/file.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -11,6 +12,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
 #include <random>
 #include <system_error>
 
@@ -36,6 +38,99 @@ Status ReadAll(int fd, const std::string& path, std::string* out) {
     if (n == 0) return Status::Ok();
     out->append(buf, static_cast<size_t>(n));
   }
+}
+
+// The SIGBUS registry: one slot per live mapping. The handler only reads
+// atomics and makes system calls (mmap, sigaction), so it is safe in a
+// signal handler on Linux.
+struct MapSlot {
+  std::atomic<uintptr_t> begin{0};  // 0: free
+  std::atomic<uintptr_t> end{0};
+  std::atomic<bool> faulted{false};
+};
+constexpr int kMapSlots = 4096;
+MapSlot g_map_slots[kMapSlots];
+std::atomic<int> g_slot_hint{0};
+uintptr_t g_page_size = 4096;
+struct sigaction g_previous_sigbus;
+std::once_flag g_sigbus_once;
+std::atomic<bool> g_any_map_faulted{false};
+
+void OnSigbus(int sig, siginfo_t* info, void* context) {
+  // si_addr means something only for a fault (si_code > 0), not for a
+  // signal sent by kill or raise.
+  uintptr_t addr =
+      info->si_code > 0 ? reinterpret_cast<uintptr_t>(info->si_addr) : 0;
+  for (MapSlot& slot : g_map_slots) {
+    if (addr == 0) break;
+    uintptr_t begin = slot.begin.load(std::memory_order_acquire);
+    if (begin == 0 || addr < begin) continue;
+    uintptr_t end = slot.end.load(std::memory_order_acquire);
+    if (addr >= end) continue;
+    // Every page from the fault on lies past the file's new end: read zeros.
+    uintptr_t page = addr & ~(g_page_size - 1);
+    void* p = ::mmap(reinterpret_cast<void*>(page), end - page, PROT_READ,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+    if (p == MAP_FAILED) break;
+    slot.faulted.store(true, std::memory_order_release);
+    g_any_map_faulted.store(true, std::memory_order_release);
+    return;
+  }
+  // Not one of ours: hand it to whoever handled SIGBUS before us.
+  const struct sigaction& prev = g_previous_sigbus;
+  if ((prev.sa_flags & SA_SIGINFO) != 0 && prev.sa_sigaction != nullptr) {
+    prev.sa_sigaction(sig, info, context);
+    return;
+  }
+  if ((prev.sa_flags & SA_SIGINFO) == 0 && prev.sa_handler != SIG_DFL &&
+      prev.sa_handler != SIG_IGN) {
+    prev.sa_handler(sig);
+    return;
+  }
+  // Default action: restore it and raise again (delivered on return).
+  ::sigaction(SIGBUS, &prev, nullptr);
+  ::raise(sig);
+}
+
+void InstallSigbusHandler() {
+  std::call_once(g_sigbus_once, [] {
+    long page = ::sysconf(_SC_PAGESIZE);
+    if (page > 0) g_page_size = static_cast<uintptr_t>(page);
+    struct sigaction action;
+    std::memset(&action, 0, sizeof(action));
+    action.sa_sigaction = OnSigbus;
+    action.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&action.sa_mask);
+    ::sigaction(SIGBUS, &action, &g_previous_sigbus);
+  });
+}
+
+// Registers [p, p + n); returns its slot, or -1 when every slot is taken.
+int RegisterMap(const void* p, size_t n) {
+  InstallSigbusHandler();
+  int start = g_slot_hint.load(std::memory_order_relaxed);
+  for (int k = 0; k < kMapSlots; ++k) {
+    int i = (start + k) % kMapSlots;
+    MapSlot& slot = g_map_slots[i];
+    uintptr_t expected = 0;
+    // Claim with a marker no address has, then publish end before begin.
+    if (!slot.begin.compare_exchange_strong(expected, 1,
+                                            std::memory_order_acq_rel))
+      continue;
+    slot.faulted.store(false, std::memory_order_relaxed);
+    slot.end.store(reinterpret_cast<uintptr_t>(p) + n,
+                   std::memory_order_release);
+    slot.begin.store(reinterpret_cast<uintptr_t>(p), std::memory_order_release);
+    g_slot_hint.store((i + 1) % kMapSlots, std::memory_order_relaxed);
+    return i;
+  }
+  return -1;
+}
+
+void UnregisterMap(int i) {
+  MapSlot& slot = g_map_slots[i];
+  slot.end.store(0, std::memory_order_release);
+  slot.begin.store(0, std::memory_order_release);
 }
 
 }  // namespace
@@ -72,11 +167,17 @@ StatusOr<std::shared_ptr<const MappedFile>> MappedFile::Open(
     void* p = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, flags,
                      fd, 0);
     if (p != MAP_FAILED) {
-      file->data_ = static_cast<const std::byte*>(p);
-      file->size_ = static_cast<size_t>(st.st_size);
-      file->mapped_ = true;
-      ::close(fd);
-      return std::shared_ptr<const MappedFile>(std::move(file));
+      int slot = RegisterMap(p, static_cast<size_t>(st.st_size));
+      if (slot >= 0) {
+        file->data_ = static_cast<const std::byte*>(p);
+        file->size_ = static_cast<size_t>(st.st_size);
+        file->mapped_ = true;
+        file->slot_ = slot;
+        ::close(fd);
+        return std::shared_ptr<const MappedFile>(std::move(file));
+      }
+      // No slot left to guard the map with: read the file instead.
+      ::munmap(p, static_cast<size_t>(st.st_size));
     }
   }
   Status s = ReadAll(fd, path, &file->owned_);
@@ -88,7 +189,33 @@ StatusOr<std::shared_ptr<const MappedFile>> MappedFile::Open(
 }
 
 MappedFile::~MappedFile() {
-  if (mapped_) ::munmap(const_cast<std::byte*>(data_), size_);
+  if (!mapped_) return;
+  UnregisterMap(slot_);
+  ::munmap(const_cast<std::byte*>(data_), size_);
+}
+
+Status MappedFile::CheckIntact() const {
+  if (slot_ < 0 ||
+      !g_map_slots[slot_].faulted.load(std::memory_order_acquire)) {
+    return Status::Ok();
+  }
+  return Status::IoError(path_,
+                         "the file shrank while it was being read (truncated "
+                         "or rewritten by another process)");
+}
+
+bool MappedFile::RangeFaulted(const void* p, size_t n) {
+  if (!g_any_map_faulted.load(std::memory_order_acquire)) return false;
+  uintptr_t a = reinterpret_cast<uintptr_t>(p), b = a + n;
+  for (const MapSlot& slot : g_map_slots) {
+    if (!slot.faulted.load(std::memory_order_acquire)) continue;
+    uintptr_t begin = slot.begin.load(std::memory_order_acquire);
+    if (begin > 1 && a < slot.end.load(std::memory_order_acquire) &&
+        begin < b) {
+      return true;
+    }
+  }
+  return false;
 }
 
 StatusOr<std::string> ReadFileToString(const std::string& path) {

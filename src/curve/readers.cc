@@ -144,7 +144,9 @@ StatusOr<CurveLog> ReadCurveLogFromString(std::string_view data,
 
 StatusOr<CurveLog> ReadCurveLog(const std::string& path, CurveFormat format) {
   LOCKSTEP_ASSIGN_OR_RETURN(auto file, MappedFile::Open(path));
-  return ReadCurveLogFromString(file->view(), path, format);
+  StatusOr<CurveLog> log = ReadCurveLogFromString(file->view(), path, format);
+  LOCKSTEP_RETURN_IF_ERROR(file->CheckIntact());
+  return log;
 }
 
 }  // namespace lockstep

@@ -134,7 +134,9 @@ std::string PyKindName(const PyValue& v) {
 
 StatusOr<DumpFile> ReadDumpJson(const std::string& path) {
   LOCKSTEP_ASSIGN_OR_RETURN(auto file, MappedFile::Open(path));
-  return ReadDumpJsonFromString(file->view(), path);
+  StatusOr<DumpFile> dump = ReadDumpJsonFromString(file->view(), path);
+  LOCKSTEP_RETURN_IF_ERROR(file->CheckIntact());
+  return dump;
 }
 
 StatusOr<DumpFile> ReadDumpJsonFromString(
@@ -158,7 +160,9 @@ StatusOr<DumpFile> ReadDumpJsonFromString(
 
 StatusOr<StackMap> ReadStackJson(const std::string& path) {
   LOCKSTEP_ASSIGN_OR_RETURN(auto file, MappedFile::Open(path));
-  return ReadStackJsonFromString(file->view(), path);
+  StatusOr<StackMap> stack = ReadStackJsonFromString(file->view(), path);
+  LOCKSTEP_RETURN_IF_ERROR(file->CheckIntact());
+  return stack;
 }
 
 StatusOr<StackMap> ReadStackJsonFromString(
@@ -180,7 +184,10 @@ StatusOr<StackMap> ReadStackJsonFromString(
 
 StatusOr<ConstructMap> ReadConstructJson(const std::string& path) {
   LOCKSTEP_ASSIGN_OR_RETURN(auto file, MappedFile::Open(path));
-  return ReadConstructJsonFromString(file->view(), path);
+  StatusOr<ConstructMap> construct =
+      ReadConstructJsonFromString(file->view(), path);
+  LOCKSTEP_RETURN_IF_ERROR(file->CheckIntact());
+  return construct;
 }
 
 StatusOr<ConstructMap> ReadConstructJsonFromString(

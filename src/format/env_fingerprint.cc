@@ -1,6 +1,5 @@
 #include "lockstep/format/env_fingerprint.h"
 
-
 #include <cstdio>
 #include <unordered_map>
 #include <utility>
@@ -75,8 +74,8 @@ Status TakeSection(std::string_view subject, const std::string& section,
       return Bad(subject, Where(section, name),
                  StrCat("is ", PyKindName(value), ", expected a str or null"));
     }
-    auto [it, fresh] = index->try_emplace(section + "." + name,
-                                          fp->fields.size());
+    auto [it, fresh] =
+        index->try_emplace(section + "." + name, fp->fields.size());
     if (fresh) {
       fp->fields.push_back(EnvField{section, name, std::move(text)});
     } else {

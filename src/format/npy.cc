@@ -144,7 +144,9 @@ StatusOr<Tensor> ReadNpy(const std::string& path) {
   LOCKSTEP_ASSIGN_OR_RETURN(std::shared_ptr<const MappedFile> file,
                             MappedFile::Open(path));
   std::string_view view = file->view();
-  return ReadNpyFromBuffer(view, path, std::move(file));
+  StatusOr<Tensor> t = ReadNpyFromBuffer(view, path, file);
+  LOCKSTEP_RETURN_IF_ERROR(file->CheckIntact());
+  return t;
 }
 
 std::string NpyDescr(DType dtype) {

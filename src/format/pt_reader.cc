@@ -216,7 +216,10 @@ StatusOr<Tensor> ReadPtTensor(const std::string& path,
                               const PtReadOptions& options) {
   LOCKSTEP_ASSIGN_OR_RETURN(std::shared_ptr<const MappedFile> file,
                             MappedFile::Open(path));
-  return ReadPtTensorFromMemory(file->view(), file, path, options);
+  StatusOr<Tensor> t =
+      ReadPtTensorFromMemory(file->view(), file, path, options);
+  LOCKSTEP_RETURN_IF_ERROR(file->CheckIntact());
+  return t;
 }
 
 }  // namespace lockstep

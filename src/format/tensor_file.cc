@@ -29,6 +29,7 @@ StatusOr<Tensor> ReadMapped(const std::string& path, bool npy) {
   const std::byte* end = begin + file->size();
   StatusOr<Tensor> t = npy ? ReadNpyFromBuffer(view, path, file)
                            : ReadPtTensorFromMemory(view, file, path);
+  LOCKSTEP_RETURN_IF_ERROR(file->CheckIntact());
   if (!t.ok() || t->nbytes() == 0 || t->data() < begin ||
       t->data() + t->nbytes() > end) {
     return t;

@@ -1,6 +1,7 @@
 #include "lockstep/core/file.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -145,6 +146,49 @@ TEST_F(PlantedLinkTest, WriteIfAbsentNeverReplaces) {
   for (auto& e : std::filesystem::directory_iterator(dir_ + "/out"))
     files += e.is_regular_file() && !e.is_symlink();
   EXPECT_EQ(files, 1);
+}
+
+// A file truncated by another process while mapped: the next access past the
+// new end would raise SIGBUS; it reads zeros instead and the map says so.
+TEST(FileTest, TruncatedWhileMappedReadsZerosAndIsMarked) {
+  std::string dir = TempDir();
+  std::string path = dir + "/shrinks.bin";
+  std::string data(3 << 20, 'x');
+  ASSERT_TRUE(WriteFileAtomic(path, data).ok());
+  auto m = MappedFile::Open(path, /*populate=*/false);
+  ASSERT_TRUE(m.ok());
+  const std::byte* p = (*m)->data();
+  EXPECT_EQ(static_cast<char>(p[10]), 'x');
+  EXPECT_TRUE((*m)->CheckIntact().ok());
+  ASSERT_EQ(::truncate(path.c_str(), 4096), 0);
+  EXPECT_EQ(static_cast<char>(p[100]), 'x');  // still inside the file
+  size_t zeros = 0;
+  for (size_t i = 4096; i < data.size(); i += 4096)
+    zeros += p[i] == std::byte{0};
+  EXPECT_EQ(zeros, data.size() / 4096 - 1);
+  Status s = (*m)->CheckIntact();
+  EXPECT_EQ(s.code(), StatusCode::kIoError);
+  EXPECT_NE(s.message().find("shrank while it was being read"),
+            std::string::npos);
+  EXPECT_NE(s.message().find(path), std::string::npos);
+  EXPECT_TRUE(MappedFile::RangeFaulted(p + 8192, 16));
+  // Another, intact map is not blamed.
+  ASSERT_TRUE(WriteFileAtomic(dir + "/other.bin", data).ok());
+  auto other = MappedFile::Open(dir + "/other.bin", false);
+  ASSERT_TRUE(other.ok());
+  EXPECT_EQ(static_cast<char>((*other)->data()[5 << 19]), 'x');
+  EXPECT_TRUE((*other)->CheckIntact().ok());
+  EXPECT_FALSE(MappedFile::RangeFaulted((*other)->data(), (*other)->size()));
+  std::filesystem::remove_all(dir);
+}
+
+// A SIGBUS that is not ours still kills the process (the default action).
+TEST(FileDeathTest, ForeignSigbusStillKills) {
+  std::string dir = TempDir();
+  ASSERT_TRUE(WriteFileAtomic(dir + "/x", "abc").ok());
+  ASSERT_TRUE(MappedFile::Open(dir + "/x").ok());  // handler installed
+  EXPECT_EXIT(::raise(SIGBUS), ::testing::KilledBySignal(SIGBUS), "");
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

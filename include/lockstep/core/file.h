@@ -17,6 +17,15 @@ namespace lockstep {
 
 // A read-only view of a whole file, memory-mapped where possible (falls back
 // to reading into memory, e.g. for pipes). Empty files give size() == 0.
+//
+// A file that another process truncates while it is mapped would kill the
+// reader with SIGBUS on the next access past the new end. Every mapping is
+// registered with a process-wide SIGBUS handler instead: such an access
+// reads zeros (the pages from the fault to the end of the map are replaced
+// by anonymous zero pages) and the map is marked faulted, which readers check
+// after use (CheckIntact, RangeFaulted) to turn the data into an error. A
+// SIGBUS outside every registered map goes to the handler installed before
+// ours (or kills the process, as without ours).
 class MappedFile {
  public:
   // `populate`: map every page up front (MAP_POPULATE) for files of 1 MiB
@@ -27,8 +36,7 @@ class MappedFile {
   // "not a regular file"), opened without following a symbolic link at
   // `path` and without blocking (a FIFO never stalls the caller).
   static StatusOr<std::shared_ptr<const MappedFile>> Open(
-      const std::string& path, bool populate = true,
-      bool regular_only = false);
+      const std::string& path, bool populate = true, bool regular_only = false);
   ~MappedFile();
   MappedFile(const MappedFile&) = delete;
   MappedFile& operator=(const MappedFile&) = delete;
@@ -40,12 +48,19 @@ class MappedFile {
   }
   const std::string& path() const { return path_; }
 
+  // Ok, or IoError naming the file if it shrank while mapped (some bytes
+  // read as zeros). Call after the bytes were read.
+  Status CheckIntact() const;
+  // Whether any byte of [p, p + n) lies in a registered map that faulted.
+  static bool RangeFaulted(const void* p, size_t n);
+
  private:
   MappedFile() = default;
   std::string path_;
   const std::byte* data_ = nullptr;
   size_t size_ = 0;
   bool mapped_ = false;
+  int slot_ = -1;      // index in the SIGBUS registry while mapped
   std::string owned_;  // used when the file could not be mapped
 };
 
