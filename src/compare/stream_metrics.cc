@@ -5,11 +5,13 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <mutex>
 #include <vector>
 
 #include "lockstep/core/parallel.h"
+#include "lockstep/format/crc32.h"
 
 namespace lockstep {
 namespace {
@@ -52,9 +54,16 @@ struct Side {
   size_t elem;
 };
 
-// Computes chunks [first, last) into parts[first..last).
+// The CRC-32 of each chunk of each side (empty for a side not checked).
+struct ChunkCrcs {
+  std::vector<uint32_t> a, b;
+};
+
+// Computes chunks [first, last) into parts[first..last) and their CRC-32s
+// into crcs.
 Status RunChunks(const Side& a, const Side& b, int64_t n, size_t first,
-                 size_t last, std::vector<PairMetrics>* parts) {
+                 size_t last, std::vector<PairMetrics>* parts,
+                 ChunkCrcs* crcs) {
   const Tensor::FileRegion& ra = *a.t->file_region();
   const Tensor::FileRegion& rb = *b.t->file_region();
   Fd fa(ra.path), fb(rb.path);
@@ -71,10 +80,35 @@ Status RunChunks(const Side& a, const Side& b, int64_t n, size_t first,
         fa.get(), ra.path, ra.offset + begin * a.elem, na, ba.data()));
     LOCKSTEP_RETURN_IF_ERROR(ReadExactly(
         fb.get(), rb.path, rb.offset + begin * b.elem, nb, bb.data()));
+    if (!crcs->a.empty())
+      crcs->a[c] =
+          Crc32(std::string_view(reinterpret_cast<const char*>(ba.data()), na));
+    if (!crcs->b.empty())
+      crcs->b[c] =
+          Crc32(std::string_view(reinterpret_cast<const char*>(bb.data()), nb));
     (*parts)[c] = ComputePairMetrics(a.t->dtype(), ba.data(), b.t->dtype(),
                                      bb.data(), static_cast<size_t>(count), 1);
   }
   return Status::Ok();
+}
+
+// Merges the chunk CRC-32s of `t` (none: nothing to check) and compares
+// them with what its file records.
+Status CheckCrc(const Tensor& t, size_t elem, int64_t n,
+                const std::vector<uint32_t>& chunk_crcs) {
+  if (chunk_crcs.empty()) return Status::Ok();
+  uint32_t crc = 0;
+  for (size_t c = 0; c < chunk_crcs.size(); ++c) {
+    int64_t begin = static_cast<int64_t>(c) * kStreamChunkElements;
+    int64_t count = std::min(kStreamChunkElements, n - begin);
+    crc = Crc32Combine(crc, chunk_crcs[c], static_cast<uint64_t>(count) * elem);
+  }
+  if (crc == *t.unverified_crc32()) return Status::Ok();
+  char msg[96];
+  std::snprintf(msg, sizeof msg,
+                "the tensor's bytes have CRC-32 %08x, the file records %08x",
+                crc, *t.unverified_crc32());
+  return Status::Corruption(t.file_region()->path, msg);
 }
 
 }  // namespace
@@ -85,6 +119,9 @@ StatusOr<PairMetrics> StreamPairMetrics(const Tensor& a, const Tensor& b,
   const size_t chunks = static_cast<size_t>((n + kStreamChunkElements - 1) /
                                             kStreamChunkElements);
   std::vector<PairMetrics> parts(chunks);
+  ChunkCrcs crcs;
+  if (a.unverified_crc32()) crcs.a.resize(chunks);
+  if (b.unverified_crc32()) crcs.b.resize(chunks);
   Side sa{&a, DTypeSize(a.dtype())}, sb{&b, DTypeSize(b.dtype())};
   const size_t workers = std::clamp<size_t>(static_cast<size_t>(threads), 1,
                                             std::max<size_t>(chunks, 1));
@@ -93,12 +130,14 @@ StatusOr<PairMetrics> StreamPairMetrics(const Tensor& a, const Tensor& b,
   Status first_error;
   ParallelForRange(chunks, std::max<size_t>(per, 1), static_cast<int>(workers),
                    [&](size_t lo, size_t hi) {
-                     Status s = RunChunks(sa, sb, n, lo, hi, &parts);
+                     Status s = RunChunks(sa, sb, n, lo, hi, &parts, &crcs);
                      if (s.ok()) return;
                      std::lock_guard<std::mutex> lock(mu);
                      if (first_error.ok()) first_error = s;
                    });
   LOCKSTEP_RETURN_IF_ERROR(first_error);
+  LOCKSTEP_RETURN_IF_ERROR(CheckCrc(a, sa.elem, n, crcs.a));
+  LOCKSTEP_RETURN_IF_ERROR(CheckCrc(b, sb.elem, n, crcs.b));
   PairMetrics total;
   for (const PairMetrics& p : parts) MergePairMetrics(p, &total);
   return total;

@@ -133,6 +133,11 @@ void SetAllMetrics(MsprobeRow* row, const char* value,
   row->metric_message = message;
 }
 
+// The file a tensor came from, for messages.
+static std::string TensorName(const Tensor& t) {
+  return t.file_region() ? t.file_region()->path : std::string("tensor");
+}
+
 TensorPairFacts CompareTensorPair(const Tensor& npu, const Tensor& bench,
                                   int threads, MsprobeRow* row) {
   TensorPairFacts facts;
@@ -147,13 +152,24 @@ TensorPairFacts CompareTensorPair(const Tensor& npu, const Tensor& bench,
     facts.shape_mismatch = true;
     return facts;
   }
+  bool stream = sa.size() > 0 && npu.file_region() && bench.file_region() &&
+                npu.numel() >= kStreamChunkElements;
+  if (!stream) {  // streaming checks the CRC-32s as it reads
+    Status crc = VerifyTensorCrc32(npu, TensorName(npu));
+    if (crc.ok()) crc = VerifyTensorCrc32(bench, TensorName(bench));
+    if (!crc.ok()) {
+      SetAllMetrics(row, kUnsupported,
+                    "Dump file read failed: " + crc.message());
+      facts.unreadable = true;
+      return facts;
+    }
+  }
   if (sa.empty()) {
     CompareScalars(npu, bench, row, &facts);
     return facts;
   }
   PairMetrics m;
-  if (npu.file_region() && bench.file_region() &&
-      npu.numel() >= kStreamChunkElements) {
+  if (stream) {
     StatusOr<PairMetrics> streamed = StreamPairMetrics(npu, bench, threads);
     if (!streamed.ok()) {
       SetAllMetrics(row, kUnsupported,

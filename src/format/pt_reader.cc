@@ -2,8 +2,10 @@
 #include "lockstep/format/pt_reader.h"
 
 #include <cstdint>
+#include <optional>
 #include <utility>
 
+#include "format/bytes.h"
 #include "format/strided.h"
 #include "lockstep/core/file.h"
 #include "lockstep/format/pyvalue.h"
@@ -92,7 +94,20 @@ StatusOr<bool> IsBigEndian(const ZipReader& zip, const std::string& prefix) {
 struct Storage {
   std::string_view bytes;
   std::shared_ptr<const void> owner;
+  // The recorded CRC-32 of `bytes`, when its check was deferred.
+  std::optional<uint32_t> unverified_crc;
+  std::string subject;  // the entry, for messages
 };
+
+// Checks a deferred CRC-32 of the storage now.
+Status VerifyDeferredCrc(const Storage& st) {
+  if (!st.unverified_crc) return Status::Ok();
+  uint32_t actual = Crc32(st.bytes);
+  if (actual == *st.unverified_crc) return Status::Ok();
+  return Status::Corruption(st.subject, "CRC-32 is " + internal::Hex(actual) +
+                                            ", recorded " +
+                                            internal::Hex(*st.unverified_crc));
+}
 
 StatusOr<Storage> ReadStorage(const ZipReader& zip, const std::string& prefix,
                               const PtTensorSpec& spec,
@@ -121,7 +136,9 @@ StatusOr<Storage> ReadStorage(const ZipReader& zip, const std::string& prefix,
   LOCKSTEP_ASSIGN_OR_RETURN(
       std::string_view data,
       zip.Data(*e, scratch.get(), options.max_inflated_bytes));
-  if (options.verify_crc && e->method == kZipStored) {
+  bool defer = options.verify_crc && e->method == kZipStored && owner &&
+               data.size() >= options.defer_crc_from_bytes && e->crc32 != 0;
+  if (options.verify_crc && !defer) {
     LOCKSTEP_RETURN_IF_ERROR(zip.VerifyCrc(*e, data));
   }
   if (numel > data.size() / elem || data.size() != numel * elem) {
@@ -134,7 +151,9 @@ StatusOr<Storage> ReadStorage(const ZipReader& zip, const std::string& prefix,
                                        : std::to_string(numel * elem)));
   }
   if (e->method != kZipStored) owner = scratch;  // inflated: scratch owns it
-  return Storage{data, std::move(owner)};
+  Storage st{data, std::move(owner), std::nullopt, zip.Subject(*e)};
+  if (defer) st.unverified_crc = e->crc32;
+  return st;
 }
 
 std::string ViewString(const PtTensorSpec& spec) {
@@ -167,8 +186,14 @@ StatusOr<Tensor> MakeTensor(const PtTensorSpec& spec, const Storage& st,
   bool swap = big_endian && elem > 1;
   if (st.owner && !swap && aligned &&
       internal::IsCContiguous(spec.shape, spec.stride)) {
-    return Tensor(spec.dtype, spec.shape, start, st.owner);
+    Tensor t(spec.dtype, spec.shape, start, st.owner);
+    // The whole storage, unchecked: whoever reads the bytes checks them.
+    if (st.unverified_crc && nbytes == st.bytes.size())
+      return t.WithUnverifiedCrc32(*st.unverified_crc);
+    LOCKSTEP_RETURN_IF_ERROR(VerifyDeferredCrc(st));
+    return t;
   }
+  LOCKSTEP_RETURN_IF_ERROR(VerifyDeferredCrc(st));
   if (nbytes > st.bytes.size() && nbytes > options.max_expanded_bytes) {
     return Status::NotSupported(
         subject, ViewString(spec) + " expands a " +

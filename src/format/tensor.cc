@@ -1,5 +1,9 @@
 #include "lockstep/format/tensor.h"
 
+#include <cstdio>
+
+#include "lockstep/format/crc32.h"
+
 namespace lockstep {
 
 Tensor Tensor::FromBytes(DType dtype, std::vector<int64_t> shape,
@@ -16,6 +20,25 @@ Tensor Tensor::WithFileRegion(std::string path, uint64_t offset) const {
   t.region_ =
       std::make_shared<const FileRegion>(FileRegion{std::move(path), offset});
   return t;
+}
+
+Tensor Tensor::WithUnverifiedCrc32(uint32_t crc) const {
+  Tensor t = *this;
+  t.unverified_crc32_ = crc;
+  return t;
+}
+
+Status VerifyTensorCrc32(const Tensor& t, const std::string& name) {
+  if (!t.unverified_crc32()) return Status::Ok();
+  uint32_t actual = Crc32(
+      std::string_view(reinterpret_cast<const char*>(t.data()), t.nbytes()));
+  if (actual == *t.unverified_crc32()) return Status::Ok();
+  char msg[96];
+  std::snprintf(msg, sizeof msg,
+                "the tensor's bytes have CRC-32 %08x, the "
+                "file records %08x",
+                actual, *t.unverified_crc32());
+  return Status::Corruption(name, msg);
 }
 
 int64_t NumElements(const std::vector<int64_t>& shape) {

@@ -18,6 +18,11 @@ bool EndsWith(const std::string& s, const char* suffix) {
          s.compare(s.size() - x.size(), x.size(), x) == 0;
 }
 
+// A .pt storage of this size or more, viewed whole, is CRC-checked by the
+// pass that reads it (a streamed compare reads it once, with pread, not
+// through the map): checking here would fault every page in first.
+constexpr uint64_t kDeferCrcFromBytes = uint64_t{1} << 20;
+
 // Reads through a lazily mapped file; a zero-copy result records where its
 // bytes lie in the file.
 StatusOr<Tensor> ReadMapped(const std::string& path, bool npy) {
@@ -27,8 +32,10 @@ StatusOr<Tensor> ReadMapped(const std::string& path, bool npy) {
   std::string_view view = file->view();
   const std::byte* begin = file->data();
   const std::byte* end = begin + file->size();
+  PtReadOptions options;
+  options.defer_crc_from_bytes = kDeferCrcFromBytes;
   StatusOr<Tensor> t = npy ? ReadNpyFromBuffer(view, path, file)
-                           : ReadPtTensorFromMemory(view, file, path);
+                           : ReadPtTensorFromMemory(view, file, path, options);
   LOCKSTEP_RETURN_IF_ERROR(file->CheckIntact());
   if (!t.ok() || t->nbytes() == 0 || t->data() < begin ||
       t->data() + t->nbytes() > end) {

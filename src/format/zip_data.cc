@@ -67,18 +67,6 @@ Status Inflate(std::string_view in, uint64_t recorded, std::string* out,
 
 }  // namespace
 
-uint32_t Crc32(std::string_view data) {
-  uLong crc = crc32(0L, Z_NULL, 0);
-  const auto* p = reinterpret_cast<const Bytef*>(data.data());
-  for (size_t done = 0; done < data.size();) {
-    auto n =
-        static_cast<uInt>(std::min<uint64_t>(kZlibChunk, data.size() - done));
-    crc = crc32(crc, p + done, n);
-    done += n;
-  }
-  return static_cast<uint32_t>(crc);
-}
-
 Status ZipReader::VerifyCrc(const ZipEntry& entry,
                             std::string_view data) const {
   if (entry.crc32 == 0 && !data.empty()) return Status::Ok();

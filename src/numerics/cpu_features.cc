@@ -12,11 +12,14 @@ namespace {
 // CPUID leaf 1, ECX bit 29. Spelled out rather than taken from <cpuid.h>'s
 // bit_F16C, whose name differs between GCC and clang releases.
 constexpr unsigned kCpuid1EcxF16C = 1u << 29;
+constexpr unsigned kCpuid1EcxPclmul = 1u << 1;
+constexpr unsigned kCpuid1EcxSse41 = 1u << 19;
 
-bool CpuidHasF16C() {
+// Whether CPUID leaf 1 sets every bit of `bits` in ECX.
+bool CpuidEcxHas(unsigned bits) {
   unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
   if (__get_cpuid(1, &eax, &ebx, &ecx, &edx) == 0) return false;
-  return (ecx & kCpuid1EcxF16C) != 0;
+  return (ecx & bits) == bits;
 }
 #endif
 
@@ -28,7 +31,8 @@ CpuFeatures DetectCpuFeatures() {
   __builtin_cpu_init();
   f.avx2 = __builtin_cpu_supports("avx2");
   f.fma = __builtin_cpu_supports("fma");
-  f.f16c = CpuidHasF16C();
+  f.f16c = CpuidEcxHas(kCpuid1EcxF16C);
+  f.pclmul = CpuidEcxHas(kCpuid1EcxPclmul | kCpuid1EcxSse41);
 #endif
   return f;
 }

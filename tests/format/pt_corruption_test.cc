@@ -3,12 +3,14 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "format/pt_builder.h"
 #include "lockstep/core/file.h"
 #include "lockstep/format/pt_reader.h"
+#include "lockstep/format/tensor.h"
 
 namespace lockstep {
 namespace {
@@ -115,11 +117,54 @@ TEST(PtCorruptionTest, FlippedPickleByteFailsTheCrc) {
               "x.pt: zip entry 'float32/data.pkl': CRC-32 is");
 }
 
+// A flipped bit in the tensor's bytes is found by the storage's CRC-32, which
+// is checked by default.
+TEST(PtCorruptionTest, FlippedStorageByteFailsTheCrc) {
+  std::string good = BuildPt("x", TensorPickle({}), FloatBytes(4));
+  ASSERT_TRUE(ReadPtTensorFromBuffer(good, "x.pt").ok());
+  std::string b = good;
+  size_t at = b.find(FloatBytes(4));
+  ASSERT_NE(at, std::string::npos);
+  b[at + 5] = static_cast<char>(b[at + 5] ^ 0x04);
+  ExpectError(b, StatusCode::kCorruption,
+              "x.pt: zip entry 'x/data/0': CRC-32 is");
+  PtReadOptions unchecked;
+  unchecked.verify_crc = false;
+  EXPECT_TRUE(ReadPtTensorFromBuffer(b, "x.pt", unchecked).ok());
+}
+
+// A storage viewed whole and without a copy may leave its check to the
+// reader of its bytes; a partial view is checked at once.
+TEST(PtCorruptionTest, DeferredCrcTravelsWithTheTensor) {
+  std::string good = BuildPt("x", TensorPickle({}), FloatBytes(4));
+  std::string bad = good;
+  bad[bad.find(FloatBytes(4)) + 2] ^= 0x01;
+  PtReadOptions defer;
+  defer.defer_crc_from_bytes = 0;
+  for (const std::string* bytes : {&good, &bad}) {
+    auto owner = std::make_shared<const std::string>(*bytes);
+    auto t = ReadPtTensorFromMemory(*owner, owner, "x.pt", defer);
+    ASSERT_TRUE(t.ok()) << t.status().ToString();
+    ASSERT_TRUE(t->unverified_crc32().has_value());
+    Status s = VerifyTensorCrc32(*t, "x.pt");
+    EXPECT_EQ(s.ok(), bytes == &good) << s.ToString();
+    if (!s.ok()) EXPECT_NE(s.message().find("CRC-32"), std::string::npos);
+  }
+  // Two of the four elements: the storage is checked while reading.
+  std::string part =
+      BuildPt("x", TensorPickle({.offset = 1, .shape = {2}}), FloatBytes(4));
+  part[part.find(FloatBytes(4)) + 2] ^= 0x01;
+  auto owner = std::make_shared<const std::string>(part);
+  auto t = ReadPtTensorFromMemory(*owner, owner, "x.pt", defer);
+  ASSERT_FALSE(t.ok());
+  EXPECT_NE(t.status().message().find("CRC-32 is"), std::string::npos);
+}
+
 TEST(PtCorruptionTest, StorageSizeDisagreesWithPickle) {
-  ExpectError(Pt({.numel = 5, .shape = {5}}, FloatBytes(4)),
-              StatusCode::kCorruption,
-              "x.pt: zip entry 'x/data/0': records 16 bytes, but the storage of 5 "
-              "torch.float32 needs 20");
+  ExpectError(
+      Pt({.numel = 5, .shape = {5}}, FloatBytes(4)), StatusCode::kCorruption,
+      "x.pt: zip entry 'x/data/0': records 16 bytes, but the storage of 5 "
+      "torch.float32 needs 20");
   ExpectError(Pt({.numel = 3, .shape = {3}}, FloatBytes(4)),
               StatusCode::kCorruption, "16 bytes, but the storage of 3");
   ExpectError(Pt({.numel = INT64_MAX, .shape = {1}}, FloatBytes(1)),

@@ -21,7 +21,9 @@ inline constexpr int64_t kStreamChunkElements = 256 * 1024;
 
 // REQUIRES: a.numel() == b.numel(); both have a file_region().
 // Errors: IoError naming the file when a read fails or comes up short (the
-// file changed since it was opened).
+// file changed since it was opened); Corruption naming the file when a
+// tensor with an unverified_crc32() has other bytes (checked on the chunks
+// as they are read, merged with Crc32Combine).
 StatusOr<PairMetrics> StreamPairMetrics(const Tensor& a, const Tensor& b,
                                         int threads);
 

@@ -9,9 +9,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "lockstep/core/status.h"
 #include "lockstep/numerics/dtype.h"
 
 namespace lockstep {
@@ -55,13 +57,27 @@ class Tensor {
   // A copy of this tensor that records its file region.
   Tensor WithFileRegion(std::string path, uint64_t offset) const;
 
+  // The CRC-32 that the file records for exactly this tensor's bytes, not
+  // yet checked: set by readers that leave the check to whoever reads the
+  // bytes anyway (a large tensor streamed once; see PtReadOptions). Whoever
+  // uses data() of such a tensor checks it first (VerifyTensorCrc32).
+  const std::optional<uint32_t>& unverified_crc32() const {
+    return unverified_crc32_;
+  }
+  Tensor WithUnverifiedCrc32(uint32_t crc) const;
+
  private:
   DType dtype_ = DType::kFloat32;
   std::vector<int64_t> shape_;
   const std::byte* data_ = nullptr;
   std::shared_ptr<const void> owner_;
   std::shared_ptr<const FileRegion> region_;
+  std::optional<uint32_t> unverified_crc32_;
 };
+
+// Ok when `t` has no unverified CRC-32 or its bytes match it; else
+// Corruption naming `name` with both values.
+Status VerifyTensorCrc32(const Tensor& t, const std::string& name);
 
 // Product of dims (1 for a 0-d shape). Returns -1 if a dim is negative or the
 // product overflows int64.

@@ -15,6 +15,10 @@ namespace lockstep {
 // .npy when they start with numpy's magic, else as .pt). Errors name the file.
 // Only a regular file is read, opened without following a symbolic link
 // and without blocking (a FIFO or a device is refused, never read).
+// A .pt storage's CRC-32 is checked, except for a storage of 1 MiB or more
+// that the tensor views whole: the result then carries the recorded value
+// (Tensor::unverified_crc32) and the caller checks it when it reads the
+// bytes (VerifyTensorCrc32, or while streaming).
 StatusOr<Tensor> ReadTensorFile(const std::string& path);
 
 // The path of tensor `data_name` of a dump whose dump.json lies in `dir`:

@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "lockstep/core/status.h"
+#include "lockstep/format/crc32.h"  // Crc32, which the entries record
 
 namespace lockstep {
 
@@ -99,9 +100,6 @@ class ZipReader {
   std::vector<ZipEntry> entries_;
   std::map<std::string, size_t, std::less<>> by_name_;
 };
-
-// The CRC-32 (ISO-HDLC, as ZIP and zlib compute it) of `data`.
-uint32_t Crc32(std::string_view data);
 
 }  // namespace lockstep
 

@@ -3,9 +3,10 @@
 //
 // Why not __builtin_cpu_supports for all of them: GCC knows "f16c" but clang
 // does not (a compile error), so F16C is read from CPUID directly (leaf 1,
-// ECX bit 29). AVX2 and FMA go through __builtin_cpu_supports, which both
-// compilers accept and which also checks that the OS saves the YMM registers.
-// On a CPU that is not x86, every feature is false.
+// ECX bit 29), and PCLMULQDQ and SSE4.1 likewise (bits 1 and 19). AVX2 and FMA
+// go through __builtin_cpu_supports, which both compilers accept and which also
+// checks that the OS saves the YMM registers. On a CPU that is not x86, every
+// feature is false.
 //
 // Thread safety: HostCpuFeatures() is safe to call from any thread (a
 // function-local static); DetectCpuFeatures() is a pure query.
@@ -15,9 +16,10 @@
 namespace lockstep {
 
 struct CpuFeatures {
-  bool avx2 = false;  // AVX2, with the OS saving YMM state
-  bool fma = false;   // FMA3
-  bool f16c = false;  // F16C (VCVTPH2PS/VCVTPS2PH); usable only with avx2
+  bool avx2 = false;    // AVX2, with the OS saving YMM state
+  bool fma = false;     // FMA3
+  bool f16c = false;    // F16C (VCVTPH2PS/VCVTPS2PH); usable only with avx2
+  bool pclmul = false;  // PCLMULQDQ with SSE4.1 (carry-less multiply: CRC-32)
 };
 
 // Asks the CPU now (CPUID / __builtin_cpu_supports).
