@@ -1,6 +1,6 @@
-// CRC-32 throughput: lockstep's carry-less-multiply path against zlib's
-// crc32 (the portable path) and a plain read of the same 64 MiB (out of
-// cache), all in one run.
+// CRC-32 throughput: lockstep's carry-less-multiply paths (level 1:
+// PCLMULQDQ, 2: VPCLMULQDQ) against zlib's crc32 (level 0) and a plain read of
+// the same 64 MiB (out of cache), all in one run.
 //
 //   build/bin/crc32_bench --benchmark_repetitions=5
 //       --benchmark_report_aggregates_only=true
@@ -36,21 +36,18 @@ void Report(benchmark::State& state) {
       benchmark::Counter::kIsRate);
 }
 
-void BM_Crc32Clmul(benchmark::State& state) {
-  bool was = SetCrc32PortableOnly(false);
-  for (auto _ : state) benchmark::DoNotOptimize(Crc32(Data()));
-  SetCrc32PortableOnly(was);
+// Arg: the level (0 zlib, 1 PCLMULQDQ, 2 VPCLMULQDQ + AVX-512).
+void BM_Crc32(benchmark::State& state) {
+  int was = SetCrc32Level(static_cast<int>(state.range(0)));
+  if (Crc32Level() != state.range(0)) {
+    state.SkipWithError("this CPU lacks the level");
+  } else {
+    for (auto _ : state) benchmark::DoNotOptimize(Crc32(Data()));
+  }
+  SetCrc32Level(was);
   Report(state);
 }
-BENCHMARK(BM_Crc32Clmul)->Unit(benchmark::kMillisecond);
-
-void BM_Crc32Zlib(benchmark::State& state) {
-  bool was = SetCrc32PortableOnly(true);
-  for (auto _ : state) benchmark::DoNotOptimize(Crc32(Data()));
-  SetCrc32PortableOnly(was);
-  Report(state);
-}
-BENCHMARK(BM_Crc32Zlib)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Crc32)->Arg(0)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond);
 
 void BM_MemRead(benchmark::State& state) {
   const auto* p = reinterpret_cast<const uint64_t*>(Data().data());

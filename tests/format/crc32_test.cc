@@ -1,4 +1,4 @@
-// The carry-less-multiply CRC-32 against zlib's bytewise-table crc32 (the
+// The carry-less-multiply CRC-32 paths against zlib's crc32 (the
 // reference): every length 0..1100 at every alignment 0..15, random and
 // all-ones data, long buffers, chained updates and combined chunks.
 #include "lockstep/format/crc32.h"
@@ -8,8 +8,6 @@
 
 #include <random>
 #include <string>
-
-#include "lockstep/numerics/cpu_features.h"
 
 namespace lockstep {
 namespace {
@@ -32,8 +30,20 @@ TEST(Crc32Test, KnownValue) {
   EXPECT_EQ(Crc32(""), 0u);
 }
 
-TEST(Crc32Test, EveryLengthAndAlignmentMatchesZlib) {
-  if (!HostCpuFeatures().pclmul) GTEST_SKIP() << "no PCLMULQDQ: zlib only";
+// Every path the CPU has (0 zlib, 1 PCLMULQDQ, 2 VPCLMULQDQ), each against
+// zlib's reference.
+class Crc32LevelTest : public ::testing::TestWithParam<int> {
+ protected:
+  void SetUp() override {
+    previous_ = SetCrc32Level(GetParam());
+    if (Crc32Level() != GetParam())
+      GTEST_SKIP() << "this CPU lacks CRC-32 level " << GetParam();
+  }
+  void TearDown() override { SetCrc32Level(previous_); }
+  int previous_ = 2;
+};
+
+TEST_P(Crc32LevelTest, EveryLengthAndAlignmentMatchesZlib) {
   std::string buf = Random(1100 + 16, 7);
   std::string ones(1100 + 16, '\xff');
   for (size_t align = 0; align < 16; ++align) {
@@ -45,19 +55,18 @@ TEST(Crc32Test, EveryLengthAndAlignmentMatchesZlib) {
   }
 }
 
-TEST(Crc32Test, LongBuffersAndChainedUpdatesMatchZlib) {
+TEST_P(Crc32LevelTest, LongBuffersAndChainedUpdatesMatchZlib) {
   std::string buf = Random((3 << 20) + 13, 11);
   EXPECT_EQ(Crc32(buf), Reference(buf));
   // Any split, each part continued from the last.
-  for (size_t cut : {1u, 15u, 63u, 64u, 65u, 4096u, 1000003u}) {
+  for (size_t cut : {1u, 15u, 63u, 64u, 65u, 255u, 256u, 4096u, 1000003u}) {
     uint32_t c = Crc32Update(0, std::string_view(buf).substr(0, cut));
     c = Crc32Update(c, std::string_view(buf).substr(cut));
     EXPECT_EQ(c, Reference(buf)) << cut;
   }
-  bool was = SetCrc32PortableOnly(true);
-  EXPECT_EQ(Crc32(buf), Reference(buf));
-  SetCrc32PortableOnly(was);
 }
+
+INSTANTIATE_TEST_SUITE_P(Levels, Crc32LevelTest, ::testing::Values(0, 1, 2));
 
 TEST(Crc32Test, CombinedChunksEqualTheWhole) {
   std::string buf = Random(1 << 20, 3);

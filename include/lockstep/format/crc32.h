@@ -2,12 +2,12 @@
 // 0xEDB88320, initial and final XOR 0xFFFFFFFF), the checksum every .pt
 // entry records and msprobe's "md5" column holds.
 //
-// On x86 with PCLMULQDQ the bulk is folded 64 bytes at a time with
-// carry-less multiplies (the method of Gopal et al., "Fast CRC Computation
-// for Generic Polynomials Using PCLMULQDQ Instruction", Intel 2009) and
-// reduced by Barrett reduction; elsewhere, and for the last bytes, zlib's
-// crc32. Both give the same value for every input (tests/format/crc32_test).
-// Thread safety: pure functions.
+// On x86 with PCLMULQDQ the bulk is folded 64 bytes at a time (256 with
+// AVX-512 VPCLMULQDQ) with carry-less multiplies (the method of Gopal et al.,
+// "Fast CRC Computation for Generic Polynomials Using PCLMULQDQ Instruction",
+// Intel 2009) and reduced by Barrett reduction; elsewhere, and for the last
+// bytes, zlib's crc32. Both give the same value for every input
+// (tests/format/crc32_test). Thread safety: pure functions.
 #ifndef LOCKSTEP_FORMAT_CRC32_H_
 #define LOCKSTEP_FORMAT_CRC32_H_
 
@@ -27,9 +27,12 @@ uint32_t Crc32Update(uint32_t crc, std::string_view data);
 // b.size() (zlib's crc32_combine): chunks checked in parallel, merged.
 uint32_t Crc32Combine(uint32_t crc_a, uint32_t crc_b, uint64_t size_b);
 
-// Forces the portable path (zlib only) or lets the fast path run when the
-// CPU has it; for tests and benchmarks. Returns the previous setting.
-bool SetCrc32PortableOnly(bool portable_only);
+// The fastest path the CPU has, up to a level: 0 zlib only, 1 PCLMULQDQ
+// (16-byte lanes), 2 VPCLMULQDQ with AVX-512 (64-byte lanes; the default
+// limit). For tests and benchmarks; returns the previous limit.
+int SetCrc32Level(int max_level);
+// The level in use now (the CPU's best, within the limit).
+int Crc32Level();
 
 }  // namespace lockstep
 
