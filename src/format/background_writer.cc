@@ -45,13 +45,20 @@ Status BackgroundWriter::Drain(std::vector<Failure>* failed) {
   idle_.wait(lock, [&] { return jobs_.empty() && busy_ == 0; });
   Status st = first_error_;
   if (errors_ > 1) {
-    st = st.WithContext(std::to_string(errors_) +
-                        " tensor files not written; the first");
+    size_t files = errors_ - task_errors_;
+    std::string what;
+    if (files > 0) what = std::to_string(files) + " tensor files";
+    if (task_errors_ > 0) {
+      what += (what.empty() ? "" : " and ") + std::to_string(task_errors_) +
+              (task_errors_ == 1 ? " other write" : " other writes");
+    }
+    st = st.WithContext(what + " failed; the first");
   }
   if (failed != nullptr) *failed = std::move(failures_);
   failures_.clear();
   first_error_ = Status::Ok();
   errors_ = 0;
+  task_errors_ = 0;
   return st;
 }
 
@@ -90,6 +97,7 @@ void BackgroundWriter::Run() {
       if (!is_task) ++written_;
     } else {
       if (errors_++ == 0) first_error_ = st;
+      task_errors_ += is_task;
       if (failures_.size() < kMaxFailuresKept) {
         failures_.push_back(Failure{std::move(path), st.message(), is_task});
       }

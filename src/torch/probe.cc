@@ -3,7 +3,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <vector>
 
@@ -163,6 +165,13 @@ Status ProbeImpl::BeginStep(bool first) {
   o.make_dir_lazily = !first;
   LOCKSTEP_ASSIGN_OR_RETURN(writer_, DumpWriter::Create(dir, std::move(o)));
   summarizer_.set_dump_writer(writer_.get());
+  if (disk_full_step_ >= 0 && config_.task == ProbeTask::kTensor) {
+    NoteSkip("dump_tensor_data",
+             "tensor files not saved: the disk was found full at step " +
+                 std::to_string(disk_full_step_) +
+                 " (the entries keep their statistics)",
+             /*warn=*/false);
+  }
   // dump.json is written once, when the step ends (after the step's tensor
   // files): a step killed half-way leaves no dump.json, so every dump.json
   // on disk is a whole step.
@@ -172,7 +181,10 @@ Status ProbeImpl::BeginStep(bool first) {
 Status ProbeImpl::CollectWrites() {
   std::vector<BackgroundWriter::Failure> failed;
   Status st = files_->Drain(&failed);
+  if (dump_json_disk_full_->exchange(false))
+    NoteWriteFailure(std::strerror(ENOSPC));  // a dump.json made room
   for (BackgroundWriter::Failure& f : failed) {
+    NoteWriteFailure(f.reason);
     // The Status reports these; no warning per file.
     if (f.task) {  // an earlier step's dump.json
       NoteFailedDumpJson(std::move(f.path), f.reason);
@@ -186,6 +198,35 @@ Status ProbeImpl::CollectWrites() {
 
 namespace {
 
+// Whether a write failed for want of space.
+bool IsDiskFull(const std::string& why) {
+  return why.find(std::strerror(ENOSPC)) != std::string::npos ||
+         why.find(std::strerror(EDQUOT)) != std::string::npos;
+}
+
+// Removes the tensor files in `rank_dir`/dump_tensor_data and the directory;
+// returns how many files went.
+size_t RemoveTensorFiles(const std::string& rank_dir) {
+  std::error_code ec;
+  std::filesystem::path data = std::filesystem::path(rank_dir) /
+                               "dump_tensor_data";
+  size_t removed = 0;
+  for (std::filesystem::directory_iterator it(data, ec), end;
+       !ec && it != end; it.increment(ec)) {
+    std::error_code rm;
+    removed += std::filesystem::remove(it->path(), rm);
+  }
+  std::filesystem::remove(data, ec);
+  return removed;
+}
+
+// Removes a rank dir and its step dir if they are empty.
+void RemoveStepDirIfEmpty(const std::string& rank_dir) {
+  std::error_code ec;
+  std::filesystem::remove(rank_dir, ec);
+  std::filesystem::remove(std::filesystem::path(rank_dir).parent_path(), ec);
+}
+
 // Both failures, the worse (`first`) first.
 Status Both(const Status& first, const Status& second) {
   if (first.ok()) return second;
@@ -198,6 +239,8 @@ Status Both(const Status& first, const Status& second) {
 // ProbeOptions::write_behind.
 struct StepWrite {
   std::unique_ptr<DumpWriter> writer;
+  // Set when the disk was full (even if dump.json then fit).
+  std::shared_ptr<std::atomic<bool>> disk_full;
   std::vector<std::string> names;
   std::vector<std::string> values;  // JSON at DumpWriter::kEntryLevel
   std::vector<std::pair<std::string, std::string>> parents;
@@ -211,17 +254,34 @@ struct StepWrite {
       writer->SetParent(name,
                         parent.empty() ? PyValue() : PyValue::Str(parent));
     }
-    if (!skipped.is_none()) writer->SetExtra("skipped", std::move(skipped));
-    return writer->Flush();
+    if (!skipped.is_none()) writer->SetExtra("skipped", skipped);
+    Status st = writer->Flush();
+    if (st.ok() || !IsDiskFull(st.message())) return st;
+    disk_full->store(true);
+    // The disk is full. Without dump.json the step's tensor files are of no
+    // use to anyone (nothing names them): remove them to make room, say so
+    // in dump.json, and try again.
+    size_t removed = RemoveTensorFiles(writer->dir());
+    if (removed > 0) {
+      std::vector<PyValue> items =
+          skipped.is_none() ? std::vector<PyValue>() : skipped.items();
+      items.push_back(PyValue::Dict(
+          {{"name", PyValue::Str("dump_tensor_data")},
+           {"reason",
+            PyValue::Str(std::to_string(removed) +
+                         " tensor files of this step removed: the disk was "
+                         "full and this dump.json had to fit (the entries "
+                         "keep their statistics; the files their data_name "
+                         "names are gone)")}}));
+      writer->SetExtra("skipped", PyValue::List(std::move(items)));
+      st = writer->Flush();
+      if (st.ok()) return st;
+    }
+    // Not even dump.json fits: leave no directory that looks like a step.
+    RemoveStepDirIfEmpty(writer->dir());
+    return st;
   }
 };
-
-// Removes a rank dir and its step dir if they are empty.
-void RemoveIfEmpty(const std::string& rank_dir) {
-  std::error_code ec;
-  std::filesystem::remove(rank_dir, ec);
-  std::filesystem::remove(std::filesystem::path(rank_dir).parent_path(), ec);
-}
 
 }  // namespace
 
@@ -236,6 +296,22 @@ Status ProbeImpl::EndStep(bool drop_if_empty) {
     NoteSkip(std::move(s.what), std::move(s.why));
   }
   summarizer_.set_dump_writer(nullptr);
+  if (disk_full_step_ == step_ && config_.task == ProbeTask::kTensor) {
+    // The disk filled during this step: some of its tensor files are
+    // missing anyway. Removing the rest makes room for the statistics of
+    // this step and the later ones, which matter more than a partial step.
+    size_t removed = RemoveTensorFiles(writer_->dir());
+    if (removed > 0) {
+      NoteSkip("dump_tensor_data",
+               std::to_string(removed) +
+                   " tensor files of this step removed: the disk filled "
+                   "during this step, and without them the statistics of "
+                   "this step and the later ones fit (the entries keep "
+                   "their statistics; the files their data_name names are "
+                   "gone)",
+               /*warn=*/false);
+    }
+  }
   if (drop_if_empty && pending_.empty() && skipped_.empty()) {
     // A step begun but never run (Stop right after the last Step): no
     // dump.json; Stop removes its empty directory.
@@ -244,6 +320,7 @@ Status ProbeImpl::EndStep(bool drop_if_empty) {
   }
   auto job = std::make_shared<StepWrite>();
   job->writer = std::move(writer_);
+  job->disk_full = dump_json_disk_full_;
   job->names.swap(pending_names_);
   job->values.swap(pending_);
   job->parents.swap(parents_);
@@ -260,11 +337,31 @@ Status ProbeImpl::EndStep(bool drop_if_empty) {
   // them): dump.json is written here, without a hand-off to the writer
   // thread and back.
   Status written = job->Write();
-  if (!written.ok()) NoteFailedDumpJson(std::move(what), written.message());
+  if (!written.ok()) {
+    NoteWriteFailure(written.message());
+    NoteFailedDumpJson(std::move(what), written.message());
+  }
   return Both(st, written);
 }
 
+void ProbeImpl::NoteWriteFailure(const std::string& why) {
+  if (disk_full_step_ >= 0 || !IsDiskFull(why)) return;
+  disk_full_step_ = step_;
+  summarizer_.disable_files();
+  LogWarning("lockstep probe: the disk is full (found at step " +
+             std::to_string(step_) + "): " + why +
+             "; tensor files are no longer saved: later steps keep their "
+             "statistics only (each dump.json says so under \"skipped\"; a "
+             "dump.json that does not fit either is named by the probe's "
+             "Status)");
+}
+
 void ProbeImpl::NoteFailedDumpJson(std::string what, const std::string& why) {
+  if (lost_dumps_.count++ == 0) {
+    lost_dumps_.first = what;
+    lost_dumps_.why = why;
+  }
+  lost_dumps_.last = what;
   // The Status of the failed Step/Stop reports it; the next dump.json lists
   // it.
   NoteSkip(std::move(what),
@@ -341,7 +438,17 @@ Status ProbeImpl::Stop() {
   st = Both(CollectWrites(), st);
   // A last step dropped as empty, or whose dump.json failed, leaves no
   // empty directory.
-  if (!last_dir.empty()) RemoveIfEmpty(last_dir);
+  if (!last_dir.empty()) RemoveStepDirIfEmpty(last_dir);
+  if (lost_dumps_.count > 1) {  // one alone is in `st` already
+    st = Both(Status::IoError(
+                  "probe", std::to_string(lost_dumps_.count) +
+                               " dump.json files not written (" +
+                               lost_dumps_.first + " to " + lost_dumps_.last +
+                               "; their steps' entries are lost), the first: " +
+                               lost_dumps_.why),
+              st);
+  }
+  lost_dumps_ = LostDumps();
   skipped_.clear();  // nowhere left to say them; the Status does
   skipped_more_ = 0;
   active_ = false;

@@ -68,6 +68,10 @@ class ProbeImpl {
   void NoteSkip(std::string what, std::string why, bool warn = true);
   // A step's dump.json (`what`: "stepN/rankR/dump.json") not written.
   void NoteFailedDumpJson(std::string what, const std::string& why);
+  // After a write failed for want of space (`why`): tensor files are no
+  // longer saved, for the rest of the run (said once, as a warning);
+  // dump.json keeps the statistics. REQUIRES: mu_ held.
+  void NoteWriteFailure(const std::string& why);
   // Runs `body` (a callback's work, under mu_). An exception from it (a
   // value the probe cannot handle) is noted as a skip of `what` instead of
   // reaching the training code.
@@ -217,6 +221,17 @@ class ProbeImpl {
   std::vector<SkipNote> skipped_;
   size_t skipped_more_ = 0;                 // beyond kMaxSkipNotes
   std::unordered_set<std::string> warned_;  // reasons already logged
+  // The step at which the disk was found full (tensor files stopped), or -1.
+  int64_t disk_full_step_ = -1;
+  // Set by a step's dump.json write that found the disk full.
+  std::shared_ptr<std::atomic<bool>> dump_json_disk_full_ =
+      std::make_shared<std::atomic<bool>>(false);
+  // dump.json files not written, for Stop's Status (a later dump.json also
+  // lists them, if one is written).
+  struct LostDumps {
+    size_t count = 0;
+    std::string first, last, why;
+  } lost_dumps_;
 };
 
 // The active probe, or null; set by Start, cleared by Stop.

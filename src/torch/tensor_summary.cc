@@ -217,7 +217,7 @@ void TensorSummarizer::DeferStats(const at::Tensor& t, PyJsonBuilder* b) {
 
 std::string TensorSummarizer::SaveFile(const at::Tensor& t,
                                        const std::string& stem) {
-  if (dump_ == nullptr || files_ == nullptr) return "";
+  if (dump_ == nullptr || files_ == nullptr || files_disabled_) return "";
   StatusOr<std::string> path = dump_->TensorFilePath(stem);
   at::Tensor copy = t.detach()
                         .to(at::kCPU, /*non_blocking=*/false,

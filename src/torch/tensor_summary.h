@@ -47,6 +47,9 @@ class TensorSummarizer {
 
   void set_dump_writer(DumpWriter* w) { dump_ = w; }
   void set_save(bool save) { mode_.save = save; }
+  // No tensor file from now on, whatever the mode says (the disk is full):
+  // tensors get statistics only, without data_name.
+  void disable_files() { files_disabled_ = true; }
 
   // The dict of `t`. `stem` names its file ("Functional.linear.0.forward.
   // input.0"). Sets *overflow when t has a NaN or an infinity (only known
@@ -130,6 +133,7 @@ class TensorSummarizer {
   SummaryMode mode_;
   BackgroundWriter* files_;
   DumpWriter* dump_ = nullptr;
+  bool files_disabled_ = false;
   std::vector<at::Tensor> deferred_;  // [max, min, mean, norm] in double
   Status error_;
   std::vector<Skip> skips_;

@@ -149,7 +149,7 @@ TEST_F(BackgroundWriterTest, MissingDirIsReportedAtDrainWithTheCount) {
   Status st = w.Drain();
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.message().find(missing), std::string::npos) << st.message();
-  EXPECT_NE(st.message().find("3 tensor files not written"), std::string::npos)
+  EXPECT_NE(st.message().find("3 tensor files failed"), std::string::npos)
       << st.message();
   EXPECT_EQ(w.files_written(), 1u);
   EXPECT_TRUE(fs::exists(Path("ok.npy")));
@@ -193,7 +193,7 @@ TEST_F(BackgroundWriterTest, OneFailureIsReportedWithoutACount) {
   w.Enqueue(Path("gone/x.npy"), Floats(3, 0));
   Status st = w.Drain();
   ASSERT_FALSE(st.ok());
-  EXPECT_EQ(st.message().find("tensor files not written"), std::string::npos)
+  EXPECT_EQ(st.message().find("tensor files failed"), std::string::npos)
       << st.message();
   EXPECT_NE(st.message().find("gone/x.npy"), std::string::npos);
 }
@@ -245,4 +245,17 @@ TEST_F(BackgroundWriterTest, ConcurrentProducersAllLand) {
 }
 
 }  // namespace
+// A failed task (a dump.json) is not counted as a tensor file.
+TEST_F(BackgroundWriterTest, FailedTasksAreNotCountedAsTensorFiles) {
+  BackgroundWriter w;
+  w.Enqueue(Path("gone/x.npy"), Floats(3, 0));
+  w.EnqueueTask("step0/rank0/dump.json",
+                [] { return Status::IoError("dump.json", "disk full"); });
+  Status st = w.Drain();
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("1 tensor files and 1 other write failed"),
+            std::string::npos)
+      << st.message();
+}
+
 }  // namespace lockstep

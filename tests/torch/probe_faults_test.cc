@@ -8,7 +8,9 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <set>
 
+#include "lockstep/format/json_writer.h"
 #include "lockstep/torch/probe.h"
 #include "testing/tmpfs.h"
 #include "torch/probe_testing.h"
@@ -199,27 +201,40 @@ TEST_F(FullDiskTest, TensorFilesThatDoNotFitAreListedAndTrainingGoesOn) {
   EXPECT_TRUE(Contains(st.message(), "No space left on device"))
       << st.message();
   // Step 0's dump.json is small and was written; it lists the files that
-  // are missing, with the reason.
+  // were not written, with the reason, and that the ones written were
+  // removed to make room (a partial step is worth less than the
+  // statistics of the steps after it).
   DumpFile d = ReadDump(0);
   EXPECT_EQ(d.entries.size(), 12u);  // add and cos, 6 times
   auto skipped = Skipped(d);
   ASSERT_FALSE(skipped.empty());
+  int not_written = 0, removed = 0;
   for (const auto& [name, reason] : skipped) {
-    EXPECT_TRUE(Contains(name, ".npy")) << name;
-    EXPECT_TRUE(Contains(reason, "No space left on device")) << reason;
-    EXPECT_FALSE(fs::exists(RankDir(0) + "/dump_tensor_data/" + name)) << name;
+    if (Contains(name, ".npy")) {
+      ++not_written;
+      EXPECT_TRUE(Contains(reason, "No space left on device")) << reason;
+    } else {
+      ++removed;
+      EXPECT_EQ(name, "dump_tensor_data");
+      EXPECT_TRUE(Contains(reason, "tensor files of this step removed"));
+    }
   }
-  // No half-written file is left behind.
-  for (const auto& f : fs::directory_iterator(RankDir(0) + "/dump_tensor_data"))
-    EXPECT_FALSE(Contains(f.path().filename().string(), ".tmp")) << f.path();
-  // The probe keeps going: the disk is freed, and step 1 is complete.
-  fs::remove_all(RankDir(0) + "/dump_tensor_data");
+  EXPECT_GT(not_written, 0);
+  EXPECT_EQ(removed, 1);
+  EXPECT_FALSE(fs::exists(RankDir(0) + "/dump_tensor_data"));
+  // The probe keeps going, with statistics only, even once space is free.
   at::cos(at::ones({3}));
   ASSERT_TRUE(p->Stop().ok());
   DumpFile d1 = ReadDump(1);
   EXPECT_EQ(Names(d1), (std::vector<std::string>{"Torch.ones.0.forward",
                                                  "Torch.cos.0.forward"}));
-  EXPECT_TRUE(Skipped(d1).empty());
+  EXPECT_NE(Output0(d1, "Torch.cos.0.forward"), nullptr);
+  EXPECT_EQ(Output0(d1, "Torch.cos.0.forward")->Find("data_name"), nullptr);
+  EXPECT_NE(Output0(d1, "Torch.cos.0.forward")->Find("Max"), nullptr);
+  ASSERT_EQ(Skipped(d1).size(), 1u);
+  EXPECT_TRUE(Contains(Skipped(d1)[0].second,
+                       "tensor files not saved: the disk was found full at "
+                       "step 0"));
 }
 
 TEST_F(FullDiskTest, AStepWhoseDumpJsonFailsIsNamedInTheNextOne) {
@@ -248,6 +263,86 @@ TEST_F(FullDiskTest, AStepWhoseDumpJsonFailsIsNamedInTheNextOne) {
       << skipped[0].second;
   // Step 0 is untouched.
   EXPECT_EQ(ReadDump(0).entries.size(), 8u);
+}
+
+// A whole run into a disk that fills part-way through a step (write-behind,
+// as by default): the partial step's tensor files make room for statistics;
+// every step directory left holds a readable dump.json naming every tensor
+// file beside it, later steps keep statistics only and say so, the steps
+// that did not fit at all leave nothing, and Stop's Status counts them.
+TEST_F(FullDiskTest, ALongRunOnAFullDiskLeavesOnlyReadableSteps) {
+  ProbeOptions o;
+  o.write_env = false;
+  auto p = MakeProbe(Config(ProbeTask::kTensor), o);
+  at::Tensor x = at::linspace(-1, 1, 1024);  // 4 KiB a tensor (8 KiB a file)
+  ASSERT_TRUE(p->Start().ok());
+  Status last;
+  const int kSteps = 50;
+  for (int step = 0; step < kSteps; ++step) {
+    at::sin(at::cos(x + step));  // 6 files, 48 KiB a step
+    Status st = step + 1 < kSteps ? p->Step() : p->Stop();
+    if (!st.ok()) last = st;
+  }
+  ASSERT_EQ(last.code(), StatusCode::kIoError) << last.ToString();
+  EXPECT_TRUE(Contains(last.message(), "No space left on device"));
+  // "N dump.json files not written (step<a>/rank0/dump.json to ...)".
+  size_t at = last.message().find(" dump.json files not written");
+  ASSERT_NE(at, std::string::npos) << last.message();
+  size_t from = last.message().rfind(' ', at - 1) + 1;
+  int lost = std::stoi(last.message().substr(from, at - from));
+  int with_json = 0, with_tensors = 0, removed = 0, statistics_only = 0;
+  int64_t filled = -1;
+  for (int step = 0; step < kSteps; ++step) {
+    std::string rank_dir = RankDir(step);
+    if (!fs::exists(dir_ / "dump" / ("step" + std::to_string(step)))) continue;
+    ASSERT_TRUE(fs::exists(rank_dir + "/dump.json"))
+        << "a step directory without dump.json: step " << step;
+    StatusOr<DumpFile> d = ReadDumpJson(rank_dir + "/dump.json");
+    ASSERT_TRUE(d.ok()) << d.status().ToString();
+    ++with_json;
+    std::set<std::string> named;
+    for (const DumpEntry& e : d->entries) {
+      std::string text = ToPyJson(e.value, 0);
+      const std::string key = "\"data_name\": \"";
+      for (size_t k = text.find(key); k != std::string::npos;
+           k = text.find(key, k + 1)) {
+        size_t b = k + key.size();
+        named.insert(text.substr(b, text.find('"', b) - b));
+      }
+    }
+    std::set<std::string> on_disk;
+    if (fs::exists(rank_dir + "/dump_tensor_data")) {
+      for (const auto& f :
+           fs::directory_iterator(rank_dir + "/dump_tensor_data"))
+        on_disk.insert(f.path().filename().string());
+    }
+    for (const std::string& f : on_disk)
+      EXPECT_TRUE(named.count(f)) << "orphan " << f << " in step " << step;
+    std::string skipped;
+    for (const auto& [name, reason] : Skipped(*d))
+      skipped += name + ": " + reason + "\n";
+    if (skipped.empty()) {  // complete, and before the disk filled
+      EXPECT_EQ(on_disk.size(), 6u) << "step " << step;
+      EXPECT_EQ(removed + statistics_only, 0) << "step " << step;
+      ++with_tensors;
+    } else if (Contains(skipped, "tensor files of this step removed")) {
+      EXPECT_TRUE(on_disk.empty()) << "step " << step;
+      EXPECT_EQ(statistics_only, 0) << "step " << step;
+      if (removed++ == 0) filled = step;
+    } else {
+      EXPECT_TRUE(on_disk.empty() && named.empty()) << "step " << step;
+      EXPECT_TRUE(Contains(skipped, "tensor files not saved: the disk was found full"))
+          << skipped;
+      ++statistics_only;
+    }
+  }
+  EXPECT_GT(with_tensors, 2);
+  EXPECT_TRUE(removed == 1 || removed == 2) << removed;  // write-behind: 2
+  EXPECT_GT(statistics_only, 2);
+  EXPECT_EQ(filled, with_tensors);
+  EXPECT_EQ(with_json + lost, kSteps) << last.message();
+  // The steps lost are the last ones: nothing after them, no directory.
+  EXPECT_TRUE(fs::exists(RankDir(kSteps - lost - 1) + "/dump.json"));
 }
 
 }  // namespace

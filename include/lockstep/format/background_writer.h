@@ -79,6 +79,7 @@ class BackgroundWriter {
   bool stop_ = false;
   Status first_error_;
   size_t errors_ = 0;
+  size_t task_errors_ = 0;  // of errors_, failed tasks (not tensor files)
   std::vector<Failure> failures_;
   size_t written_ = 0;
   std::vector<std::thread> workers_;
