@@ -380,6 +380,35 @@ Status CreateDirs(const std::string& path) {
   return Status::Ok();
 }
 
+Status CreateDirsUnder(const std::string& root, const std::string& path) {
+  LOCKSTEP_RETURN_IF_ERROR(CreateDirs(root));
+  if (path.size() <= root.size()) return Status::Ok();
+  std::string at = root;
+  size_t b = root.size() + 1;
+  while (b <= path.size()) {
+    size_t e = path.find('/', b);
+    if (e == std::string::npos) e = path.size();
+    std::string part = path.substr(b, e - b);
+    b = e + 1;
+    if (part.empty() || part == ".") continue;
+    at += "/" + part;
+    if (part == "..")
+      return Status::InvalidArgument(at, "refused: '..' below the dump root");
+    if (::mkdir(at.c_str(), 0755) == 0) continue;
+    if (errno != EEXIST) return ErrnoStatus(at, "cannot create directory");
+    struct stat st;
+    if (::lstat(at.c_str(), &st) != 0) return ErrnoStatus(at, "cannot stat");
+    if (S_ISLNK(st.st_mode)) {
+      return Status::IoError(at,
+                             "refused: a symbolic link (a dump directory is "
+                             "never written through one)");
+    }
+    if (!S_ISDIR(st.st_mode))
+      return Status::IoError(at, "exists and is not a directory");
+  }
+  return Status::Ok();
+}
+
 bool PathExists(const std::string& path) {
   std::error_code ec;
   return std::filesystem::exists(path, ec);

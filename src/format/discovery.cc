@@ -48,13 +48,15 @@ bool IsProcName(std::string_view name) {
                      [](char c) { return c >= '0' && c <= '9'; });
 }
 
+// Inside a dump, a symbolic link is neither a file nor a directory: nothing
+// outside the dump is read through one (the path the user gives may be one).
 bool IsFile(const fs::path& p) {
   std::error_code ec;
-  return fs::is_regular_file(p, ec);
+  return fs::is_regular_file(fs::symlink_status(p, ec));
 }
 bool IsDir(const fs::path& p) {
   std::error_code ec;
-  return fs::is_directory(p, ec);
+  return fs::is_directory(fs::symlink_status(p, ec));
 }
 
 // The name of a directory as the user sees it ("." resolved).
@@ -268,12 +270,15 @@ StatusOr<DumpLayout> DiscoverDump(const std::string& path) {
   std::error_code ec;
   if (!fs::exists(path, ec))
     return Status::NotFound(path, "no such file or directory");
-  if (IsFile(path)) {
-    fs::path parent = fs::path(path).parent_path();
+  if (fs::is_regular_file(path, ec)) {
+    // The user's own path: a link there is followed, to the real file.
+    fs::path file = fs::canonical(path, ec);
+    if (ec) file = path;
+    fs::path parent = file.parent_path();
     if (parent.empty()) parent = ".";
-    return SingleRank(parent.string(), MakeRank(parent, path));
+    return SingleRank(parent.string(), MakeRank(parent, file));
   }
-  if (!IsDir(path))
+  if (!fs::is_directory(path, ec))
     return Status::InvalidArgument(path, "neither a file nor a directory");
   int budget = kMaxDirsVisited;
   LOCKSTEP_ASSIGN_OR_RETURN(auto layout,

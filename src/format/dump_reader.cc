@@ -133,7 +133,8 @@ std::string PyKindName(const PyValue& v) {
 }
 
 StatusOr<DumpFile> ReadDumpJson(const std::string& path) {
-  LOCKSTEP_ASSIGN_OR_RETURN(auto file, MappedFile::Open(path));
+  LOCKSTEP_ASSIGN_OR_RETURN(auto file, MappedFile::Open(path, /*populate=*/true,
+                                                        /*regular_only=*/true));
   StatusOr<DumpFile> dump = ReadDumpJsonFromString(file->view(), path);
   LOCKSTEP_RETURN_IF_ERROR(file->CheckIntact());
   return dump;
@@ -159,7 +160,8 @@ StatusOr<DumpFile> ReadDumpJsonFromString(
 }
 
 StatusOr<StackMap> ReadStackJson(const std::string& path) {
-  LOCKSTEP_ASSIGN_OR_RETURN(auto file, MappedFile::Open(path));
+  LOCKSTEP_ASSIGN_OR_RETURN(auto file, MappedFile::Open(path, /*populate=*/true,
+                                                        /*regular_only=*/true));
   StatusOr<StackMap> stack = ReadStackJsonFromString(file->view(), path);
   LOCKSTEP_RETURN_IF_ERROR(file->CheckIntact());
   return stack;
@@ -183,7 +185,8 @@ StatusOr<StackMap> ReadStackJsonFromString(
 }
 
 StatusOr<ConstructMap> ReadConstructJson(const std::string& path) {
-  LOCKSTEP_ASSIGN_OR_RETURN(auto file, MappedFile::Open(path));
+  LOCKSTEP_ASSIGN_OR_RETURN(auto file, MappedFile::Open(path, /*populate=*/true,
+                                                        /*regular_only=*/true));
   StatusOr<ConstructMap> construct =
       ReadConstructJsonFromString(file->view(), path);
   LOCKSTEP_RETURN_IF_ERROR(file->CheckIntact());

@@ -101,13 +101,26 @@ Status WriteDumpJson(const std::string& path, const DumpFile& dump) {
   return WriteFileAtomic(path, EncodeDumpJson(dump));
 }
 
+namespace {
+
+// `dir`, made under `root` without following links when `dir` lies there.
+Status MakeDirs(const std::string& root, const std::string& dir) {
+  if (!root.empty() && dir.size() > root.size() &&
+      dir.compare(0, root.size(), root) == 0 && dir[root.size()] == '/') {
+    return CreateDirsUnder(root, dir);
+  }
+  return CreateDirs(dir);
+}
+
+}  // namespace
+
 DumpWriter::DumpWriter(std::string dir, DumpWriterOptions options)
     : dir_(std::move(dir)), options_(std::move(options)) {}
 
 StatusOr<std::unique_ptr<DumpWriter>> DumpWriter::Create(
     const std::string& rank_dir, DumpWriterOptions options) {
   if (!options.make_dir_lazily) {
-    LOCKSTEP_RETURN_IF_ERROR(CreateDirs(rank_dir));
+    LOCKSTEP_RETURN_IF_ERROR(MakeDirs(options.root, rank_dir));
   }
   return std::unique_ptr<DumpWriter>(
       new DumpWriter(rank_dir, std::move(options)));
@@ -150,7 +163,8 @@ StatusOr<std::string> DumpWriter::TensorFilePath(std::string_view stem) {
         "not a file name (empty, '.', '..', or has '/' or NUL)");
   }
   std::string data_dir = dir_ + "/dump_tensor_data";
-  if (!saved_tensors_) LOCKSTEP_RETURN_IF_ERROR(CreateDirs(data_dir));
+  if (!saved_tensors_)
+    LOCKSTEP_RETURN_IF_ERROR(MakeDirs(options_.root, data_dir));
   saved_tensors_ = true;
   return StrCat(data_dir, "/", stem, ".npy");
 }
@@ -244,7 +258,8 @@ std::string DumpWriter::ConstructJsonText() const {
 }
 
 Status DumpWriter::Flush() {
-  if (options_.make_dir_lazily) LOCKSTEP_RETURN_IF_ERROR(CreateDirs(dir_));
+  if (options_.make_dir_lazily)
+    LOCKSTEP_RETURN_IF_ERROR(MakeDirs(options_.root, dir_));
   LOCKSTEP_RETURN_IF_ERROR(
       WriteFileAtomic(dir_ + "/dump.json", DumpJsonText()));
   if (options_.write_stack_json && stack_dirty_) {

@@ -252,8 +252,20 @@ StatusOr<EnvFingerprint> DecodeEnvFingerprint(std::string_view text,
 }
 
 StatusOr<EnvFingerprint> ReadEnvFingerprint(const std::string& path) {
-  LOCKSTEP_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
-  return DecodeEnvFingerprint(text, path);
+  LOCKSTEP_ASSIGN_OR_RETURN(auto file, MappedFile::Open(path, /*populate=*/true,
+                                                        /*regular_only=*/true));
+  if (file->size() > kMaxEnvJsonBytes) {
+    // Decoding takes about 11 times the text: refuse before, not after.
+    return Status::NotSupported(
+        path,
+        StrCat("is ", std::to_string(file->size()),
+               " bytes; an env.json holds a few kilobytes to a few "
+               "megabytes (limit ",
+               std::to_string(kMaxEnvJsonBytes >> 20), " MiB), not read"));
+  }
+  StatusOr<EnvFingerprint> fp = DecodeEnvFingerprint(file->view(), path);
+  LOCKSTEP_RETURN_IF_ERROR(file->CheckIntact());
+  return fp;
 }
 
 Status WriteEnvFingerprintFile(const std::string& path,

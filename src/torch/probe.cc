@@ -36,6 +36,7 @@ DumpWriterOptions WriterOptions(const ProbeConfig& c) {
   // L1 has no module parents: msprobe writes an empty construct.json there;
   // lockstep saves the file (one file per step less).
   o.write_construct_json = c.extra_info && c.level != ProbeLevel::kL1;
+  o.root = c.dump_path;  // step and rank directories never through a link
   return o;
 }
 
@@ -208,11 +209,11 @@ bool IsDiskFull(const std::string& why) {
 // returns how many files went.
 size_t RemoveTensorFiles(const std::string& rank_dir) {
   std::error_code ec;
-  std::filesystem::path data = std::filesystem::path(rank_dir) /
-                               "dump_tensor_data";
+  std::filesystem::path data =
+      std::filesystem::path(rank_dir) / "dump_tensor_data";
   size_t removed = 0;
-  for (std::filesystem::directory_iterator it(data, ec), end;
-       !ec && it != end; it.increment(ec)) {
+  for (std::filesystem::directory_iterator it(data, ec), end; !ec && it != end;
+       it.increment(ec)) {
     std::error_code rm;
     removed += std::filesystem::remove(it->path(), rm);
   }
@@ -311,6 +312,15 @@ Status ProbeImpl::EndStep(bool drop_if_empty) {
                    "gone)",
                /*warn=*/false);
     }
+  }
+  if (disk_full_step_ >= 0 && disk_full_step_ < step_ &&
+      config_.task == ProbeTask::kTensor && !pending_.empty()) {
+    st = Both(st, Status::IoError(
+                      writer_->dir(),
+                      "tensor files not saved: the disk was found full at "
+                      "step " +
+                          std::to_string(disk_full_step_) +
+                          " (this step keeps statistics only)"));
   }
   if (drop_if_empty && pending_.empty() && skipped_.empty()) {
     // A step begun but never run (Stop right after the last Step): no

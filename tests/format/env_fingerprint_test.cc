@@ -1,6 +1,7 @@
 #include "lockstep/format/env_fingerprint.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 
@@ -143,4 +144,29 @@ TEST(EnvFingerprintTest, FileWriteIsAtomicAndReadsBack) {
 }
 
 }  // namespace
+// An env.json far larger than any real one is refused before decoding
+// (decoding takes about 11 times the text); links and FIFOs are not read.
+TEST(EnvFingerprintTest, OversizedLinkedOrFifoEnvJsonIsRefusedUnread) {
+  std::string dir = ::testing::TempDir() + "env_fp_refused";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  std::string big = "{\"lockstep_env\": 1, \"x\": {\"y\": \"" +
+                    std::string(kMaxEnvJsonBytes, 'a') + "\"}}";
+  ASSERT_TRUE(WriteFileAtomic(dir + "/big.json", big).ok());
+  StatusOr<EnvFingerprint> r = ReadEnvFingerprint(dir + "/big.json");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kNotSupported);
+  EXPECT_NE(r.status().message().find("limit 16 MiB"), std::string::npos)
+      << r.status().ToString();
+  std::filesystem::create_symlink(dir + "/big.json", dir + "/link.json");
+  r = ReadEnvFingerprint(dir + "/link.json");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("symbolic link"), std::string::npos);
+  ASSERT_EQ(::mkfifo((dir + "/fifo.json").c_str(), 0600), 0);
+  r = ReadEnvFingerprint(dir + "/fifo.json");  // would block if opened
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("not a regular file"), std::string::npos);
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace lockstep

@@ -155,6 +155,42 @@ TEST_F(ProbeTest, SparseGradientInBackwardIsSkippedAndTheStepCompletes) {
   EXPECT_EQ(grad_in.Find("Max")->as_double(), 1.0);
 }
 
+// Links planted in a shared dump directory (a step directory, a rank
+// directory, dump_tensor_data) never receive the probe's files: those steps
+// fail, naming the link, and the directories linked to stay empty.
+TEST_F(ProbeTest, PlantedLinksInTheDumpPathAreNeverWrittenThrough) {
+  fs::path out1 = dir_ / "elsewhere1", out2 = dir_ / "elsewhere2",
+           out3 = dir_ / "elsewhere3";
+  for (const fs::path& p : {out1, out2, out3}) fs::create_directories(p);
+  fs::create_directories(dir_ / "dump" / "step2");
+  fs::create_directory_symlink(out1, dir_ / "dump" / "step1");
+  fs::create_directory_symlink(out2, dir_ / "dump" / "step2" / "rank0");
+  ProbeOptions o;
+  o.write_env = false;
+  auto p = MakeProbe(Config(ProbeTask::kTensor), o);
+  Status started = p->Start();
+  ASSERT_TRUE(started.ok()) << started.ToString();
+  std::vector<Status> results;
+  for (int step = 0; step < 4; ++step) {
+    if (step == 3) {  // planted while the run goes on
+      fs::create_directories(dir_ / "dump" / "step3" / "rank0");
+      fs::create_directory_symlink(
+          out3, dir_ / "dump" / "step3" / "rank0" / "dump_tensor_data");
+    }
+    at::cos(at::ones({3}) * step);
+    results.push_back(step < 3 ? p->Step() : p->Stop());
+  }
+  EXPECT_TRUE(results[0].ok()) << results[0].ToString();
+  for (int step = 1; step < 4; ++step) {
+    EXPECT_FALSE(results[step].ok()) << "step " << step;
+    EXPECT_TRUE(Contains(results[step].ToString(), "symbolic link"))
+        << results[step].ToString();
+  }
+  for (const fs::path& p : {out1, out2, out3})
+    EXPECT_TRUE(fs::is_empty(p)) << p << " was written through a link";
+  EXPECT_EQ(ReadDump(0).entries.size(), 3u);  // ones, mul, cos
+}
+
 // A small tmpfs mounted over a test directory: a real full disk (ENOSPC).
 // Needs root and a mount namespace that allows it; skips otherwise.
 class FullDiskTest : public ProbeTest {
@@ -222,9 +258,15 @@ TEST_F(FullDiskTest, TensorFilesThatDoNotFitAreListedAndTrainingGoesOn) {
   EXPECT_GT(not_written, 0);
   EXPECT_EQ(removed, 1);
   EXPECT_FALSE(fs::exists(RankDir(0) + "/dump_tensor_data"));
-  // The probe keeps going, with statistics only, even once space is free.
+  // The probe keeps going, with statistics only, even once space is free,
+  // and says so each step.
   at::cos(at::ones({3}));
-  ASSERT_TRUE(p->Stop().ok());
+  st = p->Stop();
+  EXPECT_EQ(st.code(), StatusCode::kIoError);
+  EXPECT_TRUE(Contains(st.message(),
+                       "tensor files not saved: the disk was "
+                       "found full at step 0"))
+      << st.message();
   DumpFile d1 = ReadDump(1);
   EXPECT_EQ(Names(d1), (std::vector<std::string>{"Torch.ones.0.forward",
                                                  "Torch.cos.0.forward"}));
@@ -331,7 +373,8 @@ TEST_F(FullDiskTest, ALongRunOnAFullDiskLeavesOnlyReadableSteps) {
       if (removed++ == 0) filled = step;
     } else {
       EXPECT_TRUE(on_disk.empty() && named.empty()) << "step " << step;
-      EXPECT_TRUE(Contains(skipped, "tensor files not saved: the disk was found full"))
+      EXPECT_TRUE(
+          Contains(skipped, "tensor files not saved: the disk was found full"))
           << skipped;
       ++statistics_only;
     }

@@ -115,6 +115,14 @@ class DirLock {
 // Creates a directory and its parents; OK if it exists.
 Status CreateDirs(const std::string& path);
 
+// Creates `path`, which lies under `root`: `root` as create_directories
+// does (the user's own path, links followed), then each component below it
+// with mkdir, never through a symbolic link. A component that exists must
+// be a directory and not a link (IoError "refused: ... is a symbolic link"
+// otherwise), so that a link planted in a shared dump directory can not send
+// writes elsewhere. REQUIRES: `path` is `root` or begins with `root` + '/'.
+Status CreateDirsUnder(const std::string& root, const std::string& path);
+
 bool PathExists(const std::string& path);
 bool IsDirectory(const std::string& path);
 

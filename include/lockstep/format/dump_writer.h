@@ -51,6 +51,9 @@ struct DumpWriterOptions {
   // instead of by Create: a writer whose files are written on another
   // thread leaves that file system work to it too.
   bool make_dir_lazily = false;
+  // The dump root the rank directory lies under, or "": directories below
+  // it are made without following symbolic links (CreateDirsUnder).
+  std::string root;
   NpyWriteOptions npy;
 };
 

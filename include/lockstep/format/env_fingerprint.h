@@ -88,7 +88,13 @@ std::string EncodeEnvFingerprint(const EnvFingerprint& fp);
 StatusOr<EnvFingerprint> DecodeEnvFingerprint(std::string_view text,
                                               std::string_view subject);
 
+// Largest env.json read (decoding takes about 11 times the text).
+inline constexpr size_t kMaxEnvJsonBytes = size_t{16} << 20;
+
 // Reads and decodes the file at `path` (NotFound / IoError from reading).
+// Only a regular file is read, never through a symbolic link or from a
+// FIFO (InvalidArgument "refused: ..."); one over kMaxEnvJsonBytes is
+// NotSupported before anything is decoded.
 StatusOr<EnvFingerprint> ReadEnvFingerprint(const std::string& path);
 
 // Writes EncodeEnvFingerprint(fp) to `path` atomically (temporary + rename).

@@ -47,7 +47,7 @@ struct PtReadOptions {
   // cannot make the reader allocate without bound. Views that read each
   // element at most once are never larger than their storage and are not
   // limited.
-  uint64_t max_expanded_bytes = uint64_t{1} << 30;
+  uint64_t max_expanded_bytes = uint64_t{64} << 20;
   // Largest DEFLATE entry that will be inflated (torch never deflates).
   uint64_t max_inflated_bytes = uint64_t{1} << 34;
 };
