@@ -8,11 +8,10 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <string>
 
+#include "testing/run_lockstep.h"
 #include "testing/test_dir.h"
 
 namespace {
@@ -21,24 +20,12 @@ namespace fs = std::filesystem;
 
 const std::string kToy = std::string(LOCKSTEP_FIXTURES_DIR) + "/msprobe/toy";
 
-struct CmdOut {
-  int code = -1;
-  std::string out;
-};
+using CmdOut = lockstep::testing::CmdRun;
 
 CmdOut Lockstep(const std::string& args) {
-  CmdOut r;
-  std::string cmd = "timeout 60 " + std::string(LOCKSTEP_BIN_DIR) +
-                    "/lockstep " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0)
-    r.out.append(buf.data(), n);
-  int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return lockstep::testing::RunCommand("timeout 60 " +
+                                       std::string(LOCKSTEP_BIN_DIR) +
+                                       "/lockstep " + args);
 }
 
 class PlantedLinksTest : public ::testing::Test {

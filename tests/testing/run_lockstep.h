@@ -16,13 +16,10 @@ struct CmdRun {
   std::string out;  // stdout and stderr
 };
 
-// Runs build/bin/<binary> with `args` appended, through the shell.
-// REQUIRES: LOCKSTEP_BIN_DIR is defined (it is, for every test).
-inline CmdRun RunBinary(const std::string& binary, const std::string& args) {
+// Runs `command` through the shell, stderr merged into stdout.
+inline CmdRun RunCommand(const std::string& command) {
   CmdRun r;
-  std::string cmd =
-      std::string(LOCKSTEP_BIN_DIR) + "/" + binary + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
+  FILE* p = popen((command + " 2>&1").c_str(), "r");
   if (p == nullptr) return r;
   std::array<char, 4096> buf;
   size_t n;
@@ -31,6 +28,12 @@ inline CmdRun RunBinary(const std::string& binary, const std::string& args) {
   int status = pclose(p);
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return r;
+}
+
+// Runs build/bin/<binary> with `args` appended, through the shell.
+// REQUIRES: LOCKSTEP_BIN_DIR is defined (it is, for every test).
+inline CmdRun RunBinary(const std::string& binary, const std::string& args) {
+  return RunCommand(std::string(LOCKSTEP_BIN_DIR) + "/" + binary + " " + args);
 }
 
 // `args` are appended to the lockstep binary's path.
