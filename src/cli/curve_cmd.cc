@@ -6,6 +6,7 @@
 
 #include "cli/commands.h"
 #include "cli/common_options.h"
+#include "lockstep/core/file.h"
 #include "lockstep/core/log.h"
 #include "lockstep/curve/curve_compare.h"
 #include "lockstep/curve/curve_json.h"
@@ -140,6 +141,7 @@ Status Validate(const Args& a, CurveFormat* format) {
   }
   LOCKSTEP_RETURN_IF_ERROR(ValidateCurveOptions(a.opts));
   LOCKSTEP_ASSIGN_OR_RETURN(*format, ParseFormat(a.format));
+  if (!a.json.empty()) LOCKSTEP_RETURN_IF_ERROR(CheckOutputFile(a.json));
   return Status::Ok();
 }
 

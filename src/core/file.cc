@@ -409,6 +409,23 @@ Status CreateDirsUnder(const std::string& root, const std::string& path) {
   return Status::Ok();
 }
 
+Status CheckOutputFile(const std::string& path) {
+  if (path.empty()) return Status::InvalidArgument("output file", "empty path");
+  std::filesystem::path p(path);
+  std::string dir = p.has_parent_path() ? p.parent_path().string() : ".";
+  struct stat st;
+  if (::stat(dir.c_str(), &st) != 0)
+    return ErrnoStatus(path, ("cannot write there: " + dir).c_str());
+  if (!S_ISDIR(st.st_mode))
+    return Status::IoError(
+        path, "cannot write there: " + dir + " is not a directory");
+  if (::access(dir.c_str(), W_OK | X_OK) != 0)
+    return ErrnoStatus(path, ("cannot write there: " + dir).c_str());
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+    return Status::InvalidArgument(path, "is a directory, expected a file");
+  return Status::Ok();
+}
+
 bool PathExists(const std::string& path) {
   std::error_code ec;
   return std::filesystem::exists(path, ec);

@@ -94,6 +94,14 @@ TEST(AuditCliTest, UsageAndIoErrors) {
   }
   CmdRun r = Audit("--ops exp --samples 64 --json /nonexistent/dir/a.json");
   EXPECT_EQ(r.code, 3) << r.out;
+  // Refused before any operator is audited: no table was printed.
+  EXPECT_NE(r.out.find("cannot write there: /nonexistent/dir"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("exp "), std::string::npos) << r.out;
+  r = Audit("--ops exp --samples 64 --json /tmp");
+  EXPECT_EQ(r.code, 2) << r.out;  // a usage error
+  EXPECT_NE(r.out.find("is a directory"), std::string::npos) << r.out;
   EXPECT_EQ(Audit("--help").code, 0);
 }
 

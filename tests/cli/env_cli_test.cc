@@ -56,6 +56,14 @@ TEST_F(EnvCliTest, CaptureWritesAReadableFingerprint) {
   EXPECT_EQ(out.out.rfind("{\n \"lockstep_env\": 1,", 0), 0u) << out.out;
 }
 
+TEST_F(EnvCliTest, CaptureChecksTheOutputPathFirst) {
+  CmdRun r = RunLockstep("env capture -o /nonexistent/dir/env.json");
+  EXPECT_EQ(r.code, 3) << r.out;
+  EXPECT_NE(r.out.find("cannot write there: /nonexistent/dir"),
+            std::string::npos)
+      << r.out;
+}
+
 TEST_F(EnvCliTest, SameSeedsDiffZeroOtherSeedsDiffOneSeedFirst) {
   std::string a = dir_ + "/a.json", b = dir_ + "/b.json", c = dir_ + "/c.json";
   ASSERT_EQ(RunLockstep("env capture --seed 7 --deterministic -o " + a).code,

@@ -63,6 +63,15 @@ TEST_F(CurveCliTest, UsageErrorsExit2BeforeReading) {
   }
 }
 
+TEST_F(CurveCliTest, JsonPathIsCheckedBeforeReading) {
+  std::string a = Write("a.csv", "step,loss\n1,1.0\n");
+  CmdRun r = Exec("curve " + a + " " + a + " --json /nonexistent/x.json");
+  EXPECT_EQ(r.code, 3) << r.out;
+  EXPECT_NE(r.out.find("cannot write there: /nonexistent"), std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("PASS"), std::string::npos) << r.out;
+}
+
 TEST_F(CurveCliTest, UnreadableLogExits3) {
   std::string a = Write("a.csv", "step,loss\n1,1.0\n");
   CmdRun r = Exec("curve " + a + " " + (dir_ / "missing.csv").string());

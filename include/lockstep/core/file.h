@@ -123,6 +123,12 @@ Status CreateDirs(const std::string& path);
 // writes elsewhere. REQUIRES: `path` is `root` or begins with `root` + '/'.
 Status CreateDirsUnder(const std::string& root, const std::string& path);
 
+// Whether a file could be written at `path` now, asked before long work
+// rather than found out after it: its directory exists, is a directory and
+// is writable, and `path` is not a directory. IoError or InvalidArgument
+// naming `path` and why; Ok says nothing about free space.
+Status CheckOutputFile(const std::string& path);
+
 bool PathExists(const std::string& path);
 bool IsDirectory(const std::string& path);
 

@@ -94,6 +94,9 @@ int Run(int argc, char** argv) {
   AddLoggingOptions(app, &logging);
   if (int rc = ParseOrExit(app, argc, argv); rc >= 0) return rc;
   ApplyLoggingOptions(logging);
+  if (!o.json.empty()) {  // before minutes of work, not after
+    if (Status s = CheckOutputFile(o.json); !s.ok()) return ReportError(s);
+  }
   at::set_num_threads(o.threads);
   StatusOr<std::vector<OpAudit>> audits =
       ::lockstep::RunAudit(ToAuditOptions(o));

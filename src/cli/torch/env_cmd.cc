@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "cli/common_options.h"
 #include "lockstep/compare/env_diff.h"
+#include "lockstep/core/file.h"
 #include "lockstep/core/log.h"
 #include "lockstep/format/env_fingerprint.h"
 #include "lockstep/torch/env_capture.h"
@@ -51,6 +52,9 @@ int Capture(int argc, char** argv) {
     return ReportError(Status::InvalidArgument(
         "env capture --deterministic", "needs --seed. Note: add --seed 0"));
   }
+  if (!out.empty()) {
+    if (Status s = CheckOutputFile(out); !s.ok()) return ReportError(s);
+  }
   if (seed >= 0) SeedAll(static_cast<uint64_t>(seed), deterministic);
   StatusOr<EnvFingerprint> fp = CaptureEnvFingerprint();
   if (!fp.ok()) return ReportError(fp.status());
@@ -86,8 +90,9 @@ int Diff(int argc, char** argv) {
   EnvDiff diff = DiffEnvFingerprints(*a, *b);
   LogInfo("a = " + a_path + ", b = " + b_path);
   for (size_t i = 0; i < diff.differences.size(); ++i) {
-    std::printf("%3zu. %s\n", i + 1,
-                EscapeControl(DescribeEnvDifference(diff.differences[i])).c_str());
+    std::printf(
+        "%3zu. %s\n", i + 1,
+        EscapeControl(DescribeEnvDifference(diff.differences[i])).c_str());
   }
   size_t relevant = diff.relevant();
   size_t other = diff.differences.size() - relevant;
