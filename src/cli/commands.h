@@ -14,6 +14,22 @@ struct Command {
 // Registered commands, in --help order.
 const std::vector<Command>& Commands();
 
+// The commands that need LibTorch (audit, env capture) run in a second
+// executable, lockstep-torch, beside `lockstep` (so that every other
+// command starts without loading LibTorch's ~290 shared libraries). Runs
+// it with argv[0..argc) (argv[0] is the command name) in place of this
+// process (exec: its output and exit code are the command's); returns
+// kExitUsage with a message when it cannot, e.g. in a build without
+// LibTorch.
+int RunTorchHelper(int argc, char** argv);
+
+// Whether lockstep-torch was built with this lockstep (a LibTorch build).
+bool HaveTorchHelper();
+
+// lockstep-torch's own commands (src/cli/torch/).
+int RunAudit(int argc, char** argv);
+int RunEnvCapture(int argc, char** argv);
+
 // Exit codes (STYLE.md §8).
 inline constexpr int kExitPass = 0;
 inline constexpr int kExitDiverged = 1;

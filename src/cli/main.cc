@@ -27,7 +27,7 @@ void PrintUsage() {
       "  schedule  print a learning-rate schedule (cosine decay, warm "
       "restarts,\n"
       "            one-cycle, warmup variants, ...) as step,lr; plot it\n"
-#ifdef LOCKSTEP_HAVE_TORCH
+#ifdef LOCKSTEP_TORCH_HELPER
       "  audit     measure LibTorch operators (cos, exp, softmax, ...) "
       "against\n"
       "            correctly rounded MPFR references: ulp errors, msprobe's\n"
@@ -35,6 +35,9 @@ void PrintUsage() {
       "  env       capture this machine's environment fingerprint (LibTorch,\n"
       "            BLAS, CPU, threads, numerics variables, seeds); diff two\n"
       "            of them, most likely to change numbers first\n"
+#else
+      "  env       diff two environment fingerprints (env.json), most\n"
+      "            likely to change numbers first\n"
 #endif
       "\n"
       "Run 'lockstep <command> --help' for the options of a command.\n"

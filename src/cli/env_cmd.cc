@@ -1,7 +1,7 @@
-// lockstep env capture -o env.json: this process's environment fingerprint
-// (lockstep/torch/env_capture.h).
-// lockstep env diff A B: their differences, most likely to change numbers
-// first (lockstep/compare/env_diff.h).
+// lockstep env diff A B: the differences of two environment fingerprints,
+// most likely to change numbers first (lockstep/compare/env_diff.h).
+// lockstep env capture needs LibTorch: it runs in lockstep-torch
+// (src/cli/torch/env_capture_cmd.cc), reached through RunTorchHelper.
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -9,11 +9,8 @@
 #include "cli/commands.h"
 #include "cli/common_options.h"
 #include "lockstep/compare/env_diff.h"
-#include "lockstep/core/file.h"
 #include "lockstep/core/log.h"
 #include "lockstep/format/env_fingerprint.h"
-#include "lockstep/torch/env_capture.h"
-#include "lockstep/torch/seed.h"
 
 namespace lockstep::cli {
 namespace env_cmd {  // named: the CLI builds as a unity build
@@ -30,45 +27,6 @@ constexpr char kUsage[] =
     "Exit: 0 same (or only differences without effect, e.g. hostname),\n"
     "1 differences that may change numbers, 2 usage error, 3 unreadable "
     "file.\n";
-
-int Capture(int argc, char** argv) {
-  std::string out;
-  int64_t seed = -1;
-  bool deterministic = false;
-  LoggingOptions logging;
-  CLI::App app{"Write this process's environment fingerprint (env.json).",
-               "env capture"};
-  app.add_option("-o,--output", out, "Output file (default: stdout)");
-  app.add_option("--seed", seed,
-                 "Call SeedAll(seed, --deterministic) first, so the "
-                 "fingerprint records a seeded run's settings")
-      ->check(CLI::NonNegativeNumber);
-  app.add_flag("--deterministic", deterministic,
-               "With --seed: deterministic algorithms on");
-  AddLoggingOptions(app, &logging);
-  if (int rc = ParseOrExit(app, argc, argv); rc >= 0) return rc;
-  ApplyLoggingOptions(logging);
-  if (deterministic && seed < 0) {
-    return ReportError(Status::InvalidArgument(
-        "env capture --deterministic", "needs --seed. Note: add --seed 0"));
-  }
-  if (!out.empty()) {
-    if (Status s = CheckOutputFile(out); !s.ok()) return ReportError(s);
-  }
-  if (seed >= 0) SeedAll(static_cast<uint64_t>(seed), deterministic);
-  StatusOr<EnvFingerprint> fp = CaptureEnvFingerprint();
-  if (!fp.ok()) return ReportError(fp.status());
-  if (out.empty()) {
-    std::fputs(EncodeEnvFingerprint(*fp).c_str(), stdout);
-    return kExitPass;
-  }
-  if (Status s = WriteEnvFingerprintFile(out, *fp); !s.ok()) {
-    return ReportError(s);
-  }
-  LogInfo("wrote " + out + " (" + std::to_string(fp->fields.size()) +
-          " fields)");
-  return kExitPass;
-}
 
 int Diff(int argc, char** argv) {
   std::string a_path, b_path;
@@ -116,7 +74,9 @@ int Run(int argc, char** argv) {
     std::printf("%s", kUsage);
     return argc < 2 ? kExitUsage : kExitPass;
   }
-  if (std::strcmp(argv[1], "capture") == 0) return Capture(argc - 1, argv + 1);
+  if (std::strcmp(argv[1], "capture") == 0) {
+    return RunTorchHelper(argc, argv);  // lockstep-torch env capture ...
+  }
   if (std::strcmp(argv[1], "diff") == 0) return Diff(argc - 1, argv + 1);
   LogError(std::string("env | unknown subcommand '") + argv[1] +
            "'. Note: use 'lockstep env capture' or 'lockstep env diff'");
