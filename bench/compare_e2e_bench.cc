@@ -5,13 +5,15 @@
 //   LOCKSTEP_E2E_DIR=/path (default /tmp/lockstep_e2e) LOCKSTEP_E2E_MIB=1024
 //
 // Runs, in this order: the compare (peak RSS is read right after it, before
-// anything else runs), then the file read (pread + sum of every tensor file
+// anything else runs), the same compare through the `lockstep` binary as a
+// user runs it, then the file read (pread + sum of every tensor file
 // of both sides on 2 threads, from the page cache), then the
 // same sum over a resident buffer (memory bandwidth). Bytes per second count
 // the tensor bytes of both sides.
 #include <benchmark/benchmark.h>
 #include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -144,6 +146,33 @@ void BM_CompareEndToEnd(benchmark::State& state, int64_t bytes) {
   state.SetBytesProcessed(state.iterations() * bytes);
 }
 
+// The same compare as a user runs it: the `lockstep` binary (start-up,
+// reports and all), a fork + exec + wait per iteration.
+void BM_CliCompareEndToEnd(benchmark::State& state, int64_t bytes) {
+  std::string bin = std::string(LOCKSTEP_BIN_DIR) + "/lockstep";
+  std::string out = Dir() + "/cli_out";
+  for (auto _ : state) {
+    fs::remove_all(out);
+    pid_t pid = fork();
+    if (pid == 0) {
+      int null = open("/dev/null", O_WRONLY);
+      dup2(null, 1);
+      dup2(null, 2);
+      std::string t = Dir() + "/target", b = Dir() + "/baseline";
+      execl(bin.c_str(), bin.c_str(), "compare", t.c_str(), b.c_str(), "-o",
+            out.c_str(), "--jobs", "2", static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    int status = 0;
+    if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+        WEXITSTATUS(status) > 1) {
+      state.SkipWithError("lockstep compare failed");
+    }
+  }
+  state.counters["dump_MiB"] = static_cast<double>(bytes) / (1 << 20);
+  state.SetBytesProcessed(state.iterations() * bytes);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -153,6 +182,11 @@ int main(int argc, char** argv) {
                                bytes)
       ->Unit(benchmark::kMillisecond)
       ->Iterations(2)
+      ->UseRealTime();
+  benchmark::RegisterBenchmark("CliCompareEndToEnd/jobs:2",
+                               BM_CliCompareEndToEnd, bytes)
+      ->Unit(benchmark::kMillisecond)
+      ->Iterations(3)
       ->UseRealTime();
   benchmark::RegisterBenchmark("FileRead/threads:2", BM_MemoryRead, bytes)
       ->Unit(benchmark::kMillisecond)
