@@ -8,61 +8,165 @@
 
 namespace lockstep {
 
+namespace {
+
+const std::string& EmptyString() {
+  static const std::string* empty = new std::string();
+  return *empty;
+}
+
+}  // namespace
+
+PyValue::PyValue(const PyValue& o) { CopyFrom(o); }
+
+PyValue::PyValue(PyValue&& o) noexcept
+    : kind_(o.kind_), n_(o.n_), heap_(o.heap_) {
+  o.kind_ = Kind::kNone;
+  o.heap_ = nullptr;
+}
+
+PyValue& PyValue::operator=(const PyValue& o) {
+  if (this != &o) {
+    PyValue copy(o);
+    *this = std::move(copy);
+  }
+  return *this;
+}
+
+PyValue& PyValue::operator=(PyValue&& o) noexcept {
+  if (this != &o) {
+    Release();
+    kind_ = o.kind_;
+    n_ = o.n_;
+    heap_ = o.heap_;
+    o.kind_ = Kind::kNone;
+    o.heap_ = nullptr;
+  }
+  return *this;
+}
+
+PyValue::~PyValue() { Release(); }
+
+void PyValue::Release() {
+  if (heap_ == nullptr) return;
+  switch (kind_) {
+    case Kind::kInt:
+    case Kind::kStr:
+      delete static_cast<std::string*>(heap_);
+      break;
+    case Kind::kList:
+      delete static_cast<std::vector<PyValue>*>(heap_);
+      break;
+    case Kind::kDict:
+      delete static_cast<Fields*>(heap_);
+      break;
+    default:
+      break;
+  }
+  heap_ = nullptr;
+}
+
+void PyValue::CopyFrom(const PyValue& o) {
+  kind_ = o.kind_;
+  n_ = o.n_;
+  heap_ = nullptr;
+  if (o.heap_ == nullptr) return;
+  switch (o.kind_) {
+    case Kind::kInt:
+    case Kind::kStr:
+      heap_ = new std::string(*static_cast<const std::string*>(o.heap_));
+      break;
+    case Kind::kList:
+      heap_ = new std::vector<PyValue>(
+          *static_cast<const std::vector<PyValue>*>(o.heap_));
+      break;
+    case Kind::kDict:
+      heap_ = new Fields(*static_cast<const Fields*>(o.heap_));
+      break;
+    default:
+      break;
+  }
+}
+
 PyValue PyValue::Bool(bool b) {
   PyValue v;
   v.kind_ = Kind::kBool;
-  v.b_ = b;
+  v.n_.b = b;
   return v;
 }
 PyValue PyValue::Int(int64_t i) {
   PyValue v;
   v.kind_ = Kind::kInt;
-  v.i_ = i;
-  v.d_ = static_cast<double>(i);
+  v.n_.i = i;
   return v;
 }
 PyValue PyValue::BigInt(std::string digits) {
   PyValue v;
   v.kind_ = Kind::kInt;
-  v.d_ = std::strtod(digits.c_str(), nullptr);
-  v.i_ = v.d_ < 0 ? INT64_MIN : INT64_MAX;
-  v.s_ = std::move(digits);
+  v.n_.i = !digits.empty() && digits[0] == '-' ? INT64_MIN : INT64_MAX;
+  v.heap_ = new std::string(std::move(digits));
   return v;
 }
 PyValue PyValue::Float(double d) {
   PyValue v;
   v.kind_ = Kind::kFloat;
-  v.d_ = d;
+  v.n_.d = d;
   return v;
 }
 PyValue PyValue::Str(std::string s) {
   PyValue v;
   v.kind_ = Kind::kStr;
-  v.s_ = std::move(s);
+  if (!s.empty()) v.heap_ = new std::string(std::move(s));
   return v;
 }
 PyValue PyValue::List(std::vector<PyValue> items) {
   PyValue v;
   v.kind_ = Kind::kList;
-  v.items_ = std::move(items);
+  if (!items.empty()) v.heap_ = new std::vector<PyValue>(std::move(items));
   return v;
 }
 PyValue PyValue::Dict(std::vector<std::pair<std::string, PyValue>> fields) {
   PyValue v;
   v.kind_ = Kind::kDict;
-  v.fields_ = std::move(fields);
+  if (!fields.empty()) v.heap_ = new Fields(std::move(fields));
   return v;
 }
 
+const std::string& PyValue::as_str() const {
+  if ((kind_ == Kind::kStr || kind_ == Kind::kInt) && heap_ != nullptr)
+    return *static_cast<const std::string*>(heap_);
+  return EmptyString();
+}
+
+const std::vector<PyValue>& PyValue::items() const {
+  static const std::vector<PyValue>* empty = new std::vector<PyValue>();
+  if (kind_ == Kind::kList && heap_ != nullptr)
+    return *static_cast<const std::vector<PyValue>*>(heap_);
+  return *empty;
+}
+
+const std::vector<std::pair<std::string, PyValue>>& PyValue::fields() const {
+  static const Fields* empty = new Fields();
+  if (kind_ == Kind::kDict && heap_ != nullptr)
+    return *static_cast<const Fields*>(heap_);
+  return *empty;
+}
+
 double PyValue::as_double() const {
-  if (kind_ == Kind::kInt || kind_ == Kind::kFloat) return d_;
-  if (kind_ == Kind::kBool) return b_ ? 1.0 : 0.0;
+  if (kind_ == Kind::kInt) {
+    if (heap_ != nullptr)  // a big int: its digits
+      return std::strtod(static_cast<const std::string*>(heap_)->c_str(),
+                         nullptr);
+    return static_cast<double>(n_.i);
+  }
+  if (kind_ == Kind::kFloat) return n_.d;
+  if (kind_ == Kind::kBool) return n_.b ? 1.0 : 0.0;
   return std::nan("");
 }
 
 const PyValue* PyValue::Find(std::string_view key) const {
   if (kind_ != Kind::kDict) return nullptr;
-  for (const auto& [k, v] : fields_) {
+  for (const auto& [k, v] : fields()) {
     if (k == key) return &v;
   }
   return nullptr;
@@ -71,14 +175,14 @@ const PyValue* PyValue::Find(std::string_view key) const {
 std::vector<PyValue> PyValue::TakeItems() {
   LOCKSTEP_CHECK(kind_ == Kind::kList);
   std::vector<PyValue> out;
-  out.swap(items_);
+  if (heap_ != nullptr) out.swap(*static_cast<std::vector<PyValue>*>(heap_));
   return out;
 }
 
 std::vector<std::pair<std::string, PyValue>> PyValue::TakeFields() {
   LOCKSTEP_CHECK(kind_ == Kind::kDict);
   std::vector<std::pair<std::string, PyValue>> out;
-  out.swap(fields_);
+  if (heap_ != nullptr) out.swap(*static_cast<Fields*>(heap_));
   return out;
 }
 
@@ -136,26 +240,28 @@ std::string PyValue::PyStr() const {
     case Kind::kNone:
       return "None";
     case Kind::kBool:
-      return b_ ? "True" : "False";
+      return n_.b ? "True" : "False";
     case Kind::kInt:
-      return s_.empty() ? std::to_string(i_) : s_;
+      return heap_ == nullptr ? std::to_string(n_.i) : as_str();
     case Kind::kFloat:
-      return PyFloatRepr(d_);
+      return PyFloatRepr(n_.d);
     case Kind::kStr:
-      return s_;
+      return as_str();
     case Kind::kList: {
+      const std::vector<PyValue>& items = this->items();
       std::string out = "[";
-      for (size_t i = 0; i < items_.size(); ++i) {
+      for (size_t i = 0; i < items.size(); ++i) {
         if (i) out += ", ";
-        out += items_[i].PyRepr();
+        out += items[i].PyRepr();
       }
       return out + "]";
     }
     case Kind::kDict: {
+      const Fields& fields = this->fields();
       std::string out = "{";
-      for (size_t i = 0; i < fields_.size(); ++i) {
+      for (size_t i = 0; i < fields.size(); ++i) {
         if (i) out += ", ";
-        out += PyStrRepr(fields_[i].first) + ": " + fields_[i].second.PyRepr();
+        out += PyStrRepr(fields[i].first) + ": " + fields[i].second.PyRepr();
       }
       return out + "}";
     }
@@ -164,7 +270,7 @@ std::string PyValue::PyStr() const {
 }
 
 std::string PyValue::PyRepr() const {
-  if (kind_ == Kind::kStr) return PyStrRepr(s_);
+  if (kind_ == Kind::kStr) return PyStrRepr(as_str());
   return PyStr();
 }
 
@@ -174,17 +280,17 @@ bool PyValue::operator==(const PyValue& o) const {
     case Kind::kNone:
       return true;
     case Kind::kBool:
-      return b_ == o.b_;
+      return n_.b == o.n_.b;
     case Kind::kInt:
-      return i_ == o.i_ && s_ == o.s_;
+      return n_.i == o.n_.i && as_str() == o.as_str();
     case Kind::kFloat:
-      return d_ == o.d_ || (std::isnan(d_) && std::isnan(o.d_));
+      return n_.d == o.n_.d || (std::isnan(n_.d) && std::isnan(o.n_.d));
     case Kind::kStr:
-      return s_ == o.s_;
+      return as_str() == o.as_str();
     case Kind::kList:
-      return items_ == o.items_;
+      return items() == o.items();
     case Kind::kDict:
-      return fields_ == o.fields_;
+      return fields() == o.fields();
   }
   return false;
 }

@@ -18,6 +18,11 @@ class PyValue {
   enum class Kind { kNone, kBool, kInt, kFloat, kStr, kList, kDict };
 
   PyValue() = default;  // None
+  PyValue(const PyValue& o);
+  PyValue(PyValue&& o) noexcept;
+  PyValue& operator=(const PyValue& o);
+  PyValue& operator=(PyValue&& o) noexcept;
+  ~PyValue();
   static PyValue Bool(bool b);
   static PyValue Int(int64_t i);
   // An integer too large for int64, kept as its decimal digits.
@@ -32,15 +37,16 @@ class PyValue {
   bool is_number() const {
     return kind_ == Kind::kInt || kind_ == Kind::kFloat;
   }
-  bool as_bool() const { return b_; }
-  int64_t as_int() const { return i_; }
+  bool as_bool() const { return kind_ == Kind::kBool && n_.b; }
+  int64_t as_int() const { return kind_ == Kind::kInt ? n_.i : 0; }
   // Int or float as double; NaN for other kinds.
   double as_double() const;
-  const std::string& as_str() const { return s_; }
-  const std::vector<PyValue>& items() const { return items_; }
-  const std::vector<std::pair<std::string, PyValue>>& fields() const {
-    return fields_;
-  }
+  // A str's text, or a big int's digits; "" for other kinds.
+  const std::string& as_str() const;
+  // A list's items; empty for other kinds.
+  const std::vector<PyValue>& items() const;
+  // A dict's fields in order; empty for other kinds.
+  const std::vector<std::pair<std::string, PyValue>>& fields() const;
   // Dict lookup; nullptr when absent or not a dict.
   const PyValue* Find(std::string_view key) const;
 
@@ -63,13 +69,20 @@ class PyValue {
   bool operator==(const PyValue& o) const;
 
  private:
+  using Fields = std::vector<std::pair<std::string, PyValue>>;
+  void Release();
+  void CopyFrom(const PyValue& o);
+
+  // 24 bytes a value (dump.json trees hold millions): the kind, the number,
+  // and one pointer to what lives on the heap (a str's or big int's text, a
+  // list's items, a dict's fields), owned.
   Kind kind_ = Kind::kNone;
-  bool b_ = false;
-  int64_t i_ = 0;
-  double d_ = 0;
-  std::string s_;  // str, or the digits of a big int
-  std::vector<PyValue> items_;
-  std::vector<std::pair<std::string, PyValue>> fields_;
+  union Number {
+    bool b;
+    int64_t i;  // an int (INT64_MIN/MAX for a big int, whose digits are text)
+    double d;
+  } n_{};
+  void* heap_ = nullptr;  // std::string*, std::vector<PyValue>*, Fields*
 };
 
 // Python repr() of a str: single quotes unless the string contains a single
