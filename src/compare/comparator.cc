@@ -333,6 +333,10 @@ Status CompareRankPair(const DumpPair& pair, const CompareOptions& options,
                        CompareResult* result) {
   std::vector<OpRow> trows = FlattenDump(*pair.target);
   std::vector<OpRow> brows = FlattenDump(*pair.baseline);
+  if (pair.release_entries) {  // the rows hold all that is needed now
+    for (const DumpFile* d : {pair.target, pair.baseline})
+      std::vector<DumpEntry>().swap(const_cast<DumpFile*>(d)->entries);
+  }
   std::vector<int> match = MatchFor(trows, brows, pair, options, result);
   std::vector<MsprobeRow> rows(trows.size());
   for (size_t i = 0; i < trows.size(); ++i) {

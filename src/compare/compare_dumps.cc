@@ -87,6 +87,7 @@ StatusOr<CompareResult> CompareDumpPaths(const std::string& target,
     DumpPair pair{&*t, &*b, stack ? &*stack : nullptr,
                   static_cast<int>(p.target_step),
                   static_cast<int>(p.target.rank)};
+    pair.release_entries = true;  // t and b are ours, needed no more
     LOCKSTEP_RETURN_IF_ERROR(CompareRankPair(pair, opt, &result));
   }
   if (!any) {

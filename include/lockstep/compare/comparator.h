@@ -45,6 +45,11 @@ struct DumpPair {
   const StackMap* target_stack = nullptr;  // may be null (no stack column)
   int step = -1;
   int rank = 0;
+  // When set, CompareRankPair frees both dumps' entries once it has
+  // flattened them into rows (the largest part of a compare's memory);
+  // their paths stay. REQUIRES: the DumpFiles are not const objects, and
+  // the caller needs no entry of them afterwards.
+  bool release_entries = false;
 };
 
 // msprobe's get_dump_mode: tensor task -> tensor; statistics with md5 on both
