@@ -247,6 +247,7 @@ std::vector<OpRow> FlattenDump(const DumpFile& dump) {
   rows.reserve(dump.entries.size() * 4);
   for (size_t i = 0; i < dump.entries.size(); ++i)
     FlattenEntry(dump.entries[i], i, &rows);
+  rows.shrink_to_fit();  // most entries have 2 or 3 rows, not 4
   return rows;
 }
 
