@@ -22,6 +22,8 @@ using testing::RunLockstep;
 class DeterminismTest : public ::testing::Test {
  protected:
   void SetUp() override {
+    if (!fs::exists(std::string(LOCKSTEP_BIN_DIR) + "/lenet"))
+      GTEST_SKIP() << "lenet is built only with LibTorch";
     dir_ = ::testing::TempDir() + "lockstep_determinism_" +
            ::testing::UnitTest::GetInstance()->current_test_info()->name();
     fs::remove_all(dir_);
