@@ -64,7 +64,8 @@ void OnSigbus(int sig, siginfo_t* info, void* context) {
   for (MapSlot& slot : g_map_slots) {
     if (addr == 0) break;
     uintptr_t begin = slot.begin.load(std::memory_order_acquire);
-    if (begin == 0 || addr < begin) continue;
+    // 0: free; 1: claimed, not yet published (its end may already be set).
+    if (begin <= 1 || addr < begin) continue;
     uintptr_t end = slot.end.load(std::memory_order_acquire);
     if (addr >= end) continue;
     // Every page from the fault on lies past the file's new end: read zeros.
