@@ -1,6 +1,7 @@
 // lockstep compare TARGET BASELINE -o DIR: a thin shell over
 // lockstep::CompareDumpPaths and the report writers.
 #include <cstdio>
+#include <memory>
 #include <optional>
 
 #include "cli/commands.h"
@@ -10,6 +11,7 @@
 #include "lockstep/core/file.h"
 #include "lockstep/core/log.h"
 #include "lockstep/core/parallel.h"
+#include "lockstep/core/progress.h"
 #include "lockstep/curve/curve_compare.h"
 #include "lockstep/curve/curve_plot.h"
 #include "lockstep/curve/readers.h"
@@ -51,13 +53,6 @@ StatusOr<std::string> CurvesSvg(const Args& a) {
   return RenderCurveSvg(c);
 }
 
-void Progress(size_t done, size_t total) {
-  if (done == total || done % 64 == 0) {
-    std::fprintf(stderr, "\r[I] compared %zu/%zu rows", done, total);
-    if (done == total) std::fprintf(stderr, "\n");
-  }
-}
-
 StatusOr<CompareOptions> MakeOptions(const Args& a) {
   CompareOptions o;
   if (a.mode == "tensor")
@@ -87,8 +82,10 @@ StatusOr<CompareOptions> MakeOptions(const Args& a) {
             : a.no_align ? AlignMode::kOff
                          : AlignMode::kAuto;
   o.renumber_params_grad = a.renumber;
-  if (StderrIsTerminal() && GetLogLevel() <= LogLevel::kInfo)
-    o.progress = Progress;
+  auto progress = std::make_shared<Progress>("compare", "rows");
+  o.progress = [progress](size_t done, size_t total) {
+    progress->Update(done, total);
+  };
   return o;
 }
 

@@ -235,6 +235,7 @@ StatusOr<std::vector<OpAudit>> RunAudit(const AuditOptions& opts) {
     StatusOr<OpAudit> a = AuditOp(op, DefaultOpImpl(op), opts);
     if (!a.ok()) return a.status();
     out.push_back(std::move(*a));
+    if (opts.progress) opts.progress(out.size(), ops.size());
   }
   return out;
 }

@@ -55,6 +55,8 @@ struct AuditOptions {
   uint64_t seed = 1;              // of the fp32 and softmax samples
   int threads = 2;                // for the MPFR references
   size_t worst = 5;               // worst inputs kept per op
+  // Called with (ops done, ops in all) after each op; may be empty.
+  std::function<void(size_t, size_t)> progress;
 };
 
 // One input with both values. `reference` is the true value correctly

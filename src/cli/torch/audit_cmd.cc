@@ -9,12 +9,14 @@
 #include <ATen/Parallel.h>
 
 #include <cstdio>
+#include <memory>
 #include <sstream>
 
 #include "cli/commands.h"
 #include "cli/common_options.h"
 #include "lockstep/core/file.h"
 #include "lockstep/core/log.h"
+#include "lockstep/core/progress.h"
 #include "lockstep/numerics/dtype.h"
 #include "lockstep/torch/op_audit.h"
 
@@ -98,8 +100,13 @@ int Run(int argc, char** argv) {
     if (Status s = CheckOutputFile(o.json); !s.ok()) return ReportError(s);
   }
   at::set_num_threads(o.threads);
-  StatusOr<std::vector<OpAudit>> audits =
-      ::lockstep::RunAudit(ToAuditOptions(o));
+  AuditOptions options = ToAuditOptions(o);
+  auto progress = std::make_unique<Progress>("audit", "ops");
+  options.progress = [&](size_t done, size_t total) {
+    progress->Update(done, total);
+  };
+  StatusOr<std::vector<OpAudit>> audits = ::lockstep::RunAudit(options);
+  progress.reset();  // ends the bar's line before the table
   if (!audits.ok()) return ReportError(audits.status());
   std::printf("%s", FormatAuditTable(*audits).c_str());
   if (!o.json.empty()) {

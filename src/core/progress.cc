@@ -1,0 +1,79 @@
+#include "lockstep/core/progress.h"
+
+#include <cmath>
+#include <cstdio>
+
+#include "lockstep/core/log.h"
+
+namespace lockstep {
+namespace {
+
+std::string ClockText(double seconds) {
+  long s = std::lround(seconds);
+  char buf[32];
+  if (s >= 3600) {
+    std::snprintf(buf, sizeof buf, "%ld:%02ld:%02ld", s / 3600, s / 60 % 60,
+                  s % 60);
+  } else {
+    std::snprintf(buf, sizeof buf, "%ld:%02ld", s / 60, s % 60);
+  }
+  return buf;
+}
+
+}  // namespace
+
+std::string FormatProgress(size_t done, size_t total, double elapsed_s,
+                           const std::string& unit, int width) {
+  if (done > total) done = total;
+  double frac = total == 0 ? 1.0 : static_cast<double>(done) / total;
+  int full = static_cast<int>(frac * width);
+  std::string out;
+  if (width > 0) {
+    out = "[" + std::string(static_cast<size_t>(full), '#') +
+          std::string(static_cast<size_t>(width - full), '.') + "] ";
+  }
+  out += std::to_string(done) + "/" + std::to_string(total) + " " + unit + " " +
+         std::to_string(static_cast<int>(frac * 100)) + "%";
+  if (done < total) {
+    out += " ETA ";
+    out += done == 0 ? "?" : ClockText(elapsed_s / frac - elapsed_s);
+  }
+  return out;
+}
+
+Progress::Progress(std::string what, std::string unit)
+    : what_(std::move(what)), unit_(std::move(unit)) {
+  terminal_ = StderrIsTerminal();
+  enabled_ = GetLogLevel() <= LogLevel::kInfo;
+  start_ = last_ = Clock::now();
+}
+
+Progress::~Progress() {
+  if (drawn_ && terminal_) std::fputc('\n', stderr);
+}
+
+void Progress::Update(size_t done, size_t total) {
+  if (!enabled_) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  Clock::time_point now = Clock::now();
+  double elapsed = std::chrono::duration<double>(now - start_).count();
+  double since = std::chrono::duration<double>(now - last_).count();
+  bool end = done >= total;
+  if (terminal_) {
+    if (!end && drawn_ && since < 0.1) return;
+    // \x1b[K clears what a longer earlier line left on the right.
+    std::fprintf(stderr, "\r[I] %s %s\x1b[K", what_.c_str(),
+                 FormatProgress(done, total, elapsed, unit_).c_str());
+    std::fflush(stderr);
+    drawn_ = true;
+  } else {
+    // Lines only for long work: first after 5 s, then every 10 s.
+    if (end || elapsed < 5 || (drawn_ && since < 10)) return;
+    std::fprintf(stderr, "[I] %s %s\n", what_.c_str(),
+                 FormatProgress(done, total, elapsed, unit_, 0).c_str());
+    drawn_ = true;
+  }
+  last_ = now;
+}
+
+}  // namespace lockstep
