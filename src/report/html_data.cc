@@ -1,6 +1,10 @@
 // The data embedded in the HTML report (schema in html_internal.h).
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
 
 #include "html_internal.h"
 #include "json_util.h"
@@ -45,11 +49,51 @@ void WriteMetrics(const CompareResult& r, JsonWriter* w) {
   w->EndObject();
 }
 
-void WriteCells(const CompareResult& r, JsonWriter* w) {
+// The strings that occur in more than one cell ("torch.float32", "[8,
+// 1024]", "True", "pass", ...), most frequent first, so that their indices
+// are short. Long strings (names) are left out: they are rarely repeated.
+std::vector<std::string_view> CellDictionary(const CompareResult& r) {
+  constexpr size_t kMaxLength = 40;
+  std::unordered_map<std::string_view, size_t> count;
+  for (const CompareRow& row : r.rows) {
+    for (const std::string& cell : row.cells) {
+      if (cell.size() >= 2 && cell.size() <= kMaxLength) ++count[cell];
+    }
+  }
+  std::vector<std::pair<size_t, std::string_view>> repeated;
+  for (const auto& [text, n] : count) {
+    if (n >= 2) repeated.emplace_back(n, text);
+  }
+  std::sort(repeated.begin(), repeated.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  });
+  std::vector<std::string_view> dict;
+  dict.reserve(repeated.size());
+  for (const auto& [n, text] : repeated) dict.push_back(text);
+  return dict;
+}
+
+// Each row's cells, compactly (decoded by the script as it loads): null is
+// "the same as the cell to the left" (NPU and Bench columns mostly agree),
+// an integer k is dict[k], a string is itself.
+void WriteCells(const CompareResult& r,
+                const std::vector<std::string_view>& dict, JsonWriter* w) {
+  std::unordered_map<std::string_view, size_t> index;
+  index.reserve(dict.size());
+  for (size_t k = 0; k < dict.size(); ++k) index.emplace(dict[k], k);
   w->StartArray();
   for (const CompareRow& row : r.rows) {
     w->StartArray();
-    for (const std::string& cell : row.cells) JsonString(w, cell);
+    for (size_t c = 0; c < row.cells.size(); ++c) {
+      const std::string& cell = row.cells[c];
+      if (c > 0 && cell == row.cells[c - 1]) {
+        w->Null();
+      } else if (auto it = index.find(cell); it != index.end()) {
+        w->Uint64(it->second);
+      } else {
+        JsonString(w, cell);
+      }
+    }
     w->EndArray();
   }
   w->EndArray();
@@ -89,8 +133,13 @@ std::string RenderReportData(const CompareResult& r) {
   w.StartArray();
   for (const std::string& c : r.columns) JsonString(&w, c);
   w.EndArray();
+  std::vector<std::string_view> dict = CellDictionary(r);
+  w.Key("dict");
+  w.StartArray();
+  for (std::string_view text : dict) JsonString(&w, std::string(text));
+  w.EndArray();
   w.Key("rows");
-  WriteCells(r, &w);
+  WriteCells(r, dict, &w);
   WriteIntColumn(
       r, "verdict",
       [](const CompareRow& row) { return static_cast<int>(row.verdict); }, &w);

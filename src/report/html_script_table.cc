@@ -9,6 +9,16 @@ namespace lockstep::internal {
 
 const std::string_view kReportScriptTable = R"JS(
 const D = JSON.parse(document.getElementById('report-data').textContent);
+// Cells arrive compact: null repeats the cell to the left, a number k is
+// D.dict[k], a string is itself.
+D.rows = D.rows.map((r) => {
+  const out = new Array(r.length);
+  for (let c = 0; c < r.length; ++c) {
+    const v = r[c];
+    out[c] = v === null ? out[c - 1] : typeof v === 'number' ? D.dict[v] : v;
+  }
+  return out;
+});
 const VERDICTS = ['pass', 'warning', 'error', 'unmatched'];
 const SEVERITY = [0, 2, 3, 1];  // per verdict code: error > warning > unmatched > pass
 const N = D.rows.length;
