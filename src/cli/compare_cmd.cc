@@ -103,14 +103,17 @@ Status WriteReports(const CompareResult& r, const Args& a,
   }
   LOCKSTEP_ASSIGN_OR_RETURN(std::vector<std::string> csvs,
                             WriteCompareCsv(r, a.out_dir, ts));
+  TimingMark("compare: write the CSV");
   for (const auto& p : csvs) LogInfo("wrote " + p);
   LOCKSTEP_RETURN_IF_ERROR(WriteSummaryJson(r, a.out_dir + "/summary.json"));
   HtmlExtras extras;
   extras.curves_svg = curves_svg;
   extras.curves_title = a.curve_metric + " curves (" + a.baseline_log +
                         " = reference, " + a.target_log + ")";
+  TimingMark("compare: write summary.json");
   LOCKSTEP_RETURN_IF_ERROR(
       WriteHtmlReport(r, a.out_dir + "/report.html", extras));
+  TimingMark("compare: write report.html");
   LogInfo("wrote " + a.out_dir + "/summary.json and " + a.out_dir +
           "/report.html");
   if (a.xlsx) {

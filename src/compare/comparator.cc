@@ -14,39 +14,32 @@
 #include "lockstep/compare/tensor_rows.h"
 #include "lockstep/compare/verdict.h"
 #include "lockstep/core/parallel.h"
+#include "lockstep/core/progress.h"
 
 namespace lockstep {
 namespace {
 
-bool HasMd5(const PyValue& v, int depth = 0) {
-  if (depth > 60) return false;
-  if (v.kind() == PyValue::Kind::kList) {
-    for (const auto& x : v.items()) {
-      if (HasMd5(x, depth + 1)) return true;
-    }
-  } else if (v.kind() == PyValue::Kind::kDict) {
-    for (const auto& [k, x] : v.fields()) {
-      if (k == "md5" || HasMd5(x, depth + 1)) return true;
-    }
-  }
-  return false;
-}
-
 bool DumpHasMd5(const DumpFile& d) {
   for (const auto& e : d.entries) {
-    if (HasMd5(e.value)) return true;
+    if (ValueHasMd5(e.value)) return true;
   }
   return false;
 }
 
-std::string Md5Cell(const OpRow* r) {
+std::string_view Md5Cell(const OpRow* r) {
   if (r == nullptr || r->md5.empty()) return kNA;
   return r->md5;
 }
 
-void AppendStatCells(const OpRow* r, std::vector<std::string>* cells) {
-  for (int i = 0; i < 4; ++i)
-    cells->push_back(r ? StatCell(r->stats[i]).ToCsv() : kNA);
+void AddStatCells(const OpRow* r, PackedCellsBuilder* b) {
+  for (int i = 0; i < 4; ++i) {
+    if (r == nullptr) {
+      b->Add(kNA);
+    } else {
+      StatCell(r->stats[i]).AppendCsv(b->chars());
+      b->Close();
+    }
+  }
 }
 
 std::string StackCell(const MsprobeRow& row, const StackMap* stack,
@@ -59,44 +52,41 @@ std::string StackCell(const MsprobeRow& row, const StackMap* stack,
   return PyValue::List(std::move(frames)).PyStr();
 }
 
-std::vector<std::string> BuildCells(CompareMode mode, const MsprobeRow& row,
-                                    bool with_stack, const StackMap* stack,
-                                    bool first_of_entry) {
+// The row's cells in CompareHeader's order, through `b` (reused per row).
+PackedCells BuildCells(CompareMode mode, const MsprobeRow& row,
+                       bool with_stack, const StackMap* stack,
+                       bool first_of_entry, PackedCellsBuilder* b) {
   const OpRow& a = *row.npu;
-  const OpRow* b = row.bench;
-  std::vector<std::string> c;
-  // Exactly the cells below (a row's cells are most of a compare's memory).
-  c.reserve(8 + std::max({row.metrics.size(), row.stat_diffs.size(),
-                          size_t{2}}) +
-            8 + 5);
-  c.insert(c.end(), {a.name, b ? b->name : kNA, a.dtype, b ? b->dtype : kNA,
-                     a.shape, b ? b->shape : kNA, a.requires_grad,
-                     b ? b->requires_grad : kNA});
+  const OpRow* o = row.bench;
+  std::string_view na = kNA;
+  b->Add(a.name).Add(o ? std::string_view(o->name) : na);
+  b->Add(a.dtype).Add(o ? std::string_view(o->dtype) : na);
+  b->Add(a.shape).Add(o ? std::string_view(o->shape) : na);
+  b->Add(a.requires_grad).Add(o ? std::string_view(o->requires_grad) : na);
   if (mode == CompareMode::kTensor) {
-    for (const Cell& m : row.metrics) c.push_back(m.ToCsv());
+    for (const Cell& m : row.metrics) m.AppendCsv(b->chars()), b->Close();
   } else if (mode == CompareMode::kStatistics) {
-    for (const Cell& m : row.stat_diffs) c.push_back(m.ToCsv());
+    for (const Cell& m : row.stat_diffs) m.AppendCsv(b->chars()), b->Close();
   } else {
-    c.push_back(row.metrics[0].str);
-    c.push_back(row.metrics[1].str);
+    b->Add(row.metrics[0].str).Add(row.metrics[1].str);
   }
   if (mode != CompareMode::kMd5) {
-    AppendStatCells(&a, &c);
-    AppendStatCells(b, &c);
+    AddStatCells(&a, b);
+    AddStatCells(o, b);
   }
-  c.push_back(a.requires_grad == (b ? b->requires_grad : std::string(kNA))
-                  ? "True"
-                  : "False");
-  c.push_back(MsprobeResultName(row.result));
-  c.push_back(PyJsonList(row.err_messages));
-  if (with_stack) c.push_back(StackCell(row, stack, first_of_entry));
+  b->Add(a.requires_grad == (o ? std::string_view(o->requires_grad) : na)
+             ? "True"
+             : "False");
+  b->Add(MsprobeResultName(row.result));
+  b->Add(PyJsonList(row.err_messages));
+  if (with_stack) b->Add(StackCell(row, stack, first_of_entry));
   if (mode == CompareMode::kTensor) {
     std::vector<PyValue> names = {
         PyValue::Str(a.data_name),
-        PyValue::Str(b ? b->data_name : std::string(kNA))};
-    c.push_back(PyValue::List(std::move(names)).PyStr());
+        PyValue::Str(o ? o->data_name : std::string(kNA))};
+    b->Add(PyValue::List(std::move(names)).PyStr());
   }
-  return c;
+  return b->Finish();
 }
 
 // Worst relative error of the four statistics, as a fraction (plots).
@@ -122,9 +112,8 @@ std::array<double, 4> StatValues(const OpRow& r) {
   return v;
 }
 
-}  // namespace
-
-StatusOr<CompareMode> DetectMode(const DumpFile& t, const DumpFile& b) {
+StatusOr<CompareMode> DetectModeFrom(const DumpFile& t, const DumpFile& b,
+                                     bool tm, bool bm) {
   if (t.task != b.task) {
     return Status::InvalidArgument(t.path + " vs " + b.path,
                                    "dump tasks differ ('" + t.task + "' vs '" +
@@ -137,7 +126,6 @@ StatusOr<CompareMode> DetectMode(const DumpFile& t, const DumpFile& b) {
     return Status::NotSupported(t.path,
                                 "task '" + t.task + "' has no data to compare");
   }
-  bool tm = DumpHasMd5(t), bm = DumpHasMd5(b);
   if (tm != bm) {
     return Status::InvalidArgument(
         t.path + " vs " + b.path,
@@ -148,12 +136,13 @@ StatusOr<CompareMode> DetectMode(const DumpFile& t, const DumpFile& b) {
   return tm ? CompareMode::kMd5 : CompareMode::kStatistics;
 }
 
-StatusOr<CompareMode> ChooseMode(std::optional<CompareMode> forced,
-                                 const DumpFile& t, const DumpFile& b) {
-  if (!forced) return DetectMode(t, b);
+StatusOr<CompareMode> ChooseModeFrom(std::optional<CompareMode> forced,
+                                     const DumpFile& t, const DumpFile& b,
+                                     bool tm, bool bm) {
+  if (!forced) return DetectModeFrom(t, b, tm, bm);
   if (*forced == CompareMode::kMd5) {
     for (const DumpFile* d : {&t, &b}) {
-      if (!DumpHasMd5(*d)) {
+      if (!(d == &t ? tm : bm)) {
         return Status::InvalidArgument(
             d->path,
             "--mode md5: this dump holds no md5 (CRC-32) values. Note: dump "
@@ -162,6 +151,22 @@ StatusOr<CompareMode> ChooseMode(std::optional<CompareMode> forced,
     }
   }
   return *forced;
+}
+
+}  // namespace
+
+StatusOr<CompareMode> DetectMode(const DumpFile& t, const DumpFile& b) {
+  return DetectModeFrom(t, b, DumpHasMd5(t), DumpHasMd5(b));
+}
+
+StatusOr<CompareMode> ChooseMode(std::optional<CompareMode> forced,
+                                 const DumpFile& t, const DumpFile& b) {
+  return ChooseModeFrom(forced, t, b, DumpHasMd5(t), DumpHasMd5(b));
+}
+
+StatusOr<CompareMode> ChooseMode(std::optional<CompareMode> forced,
+                                 const FlatDump& t, const FlatDump& b) {
+  return ChooseModeFrom(forced, t.file, b.file, t.has_md5, b.has_md5);
 }
 
 std::vector<std::string> CompareHeader(CompareMode mode, bool with_stack) {
@@ -285,7 +290,8 @@ std::vector<TensorPairFacts> FillModeCells(const DumpPair& pair,
       return {};
     case CompareMode::kMd5:
       for (auto& r : *rows) {
-        r.metrics = {Cell::Str(Md5Cell(r.npu)), Cell::Str(Md5Cell(r.bench))};
+        r.metrics = {Cell::Str(std::string(Md5Cell(r.npu))),
+                     Cell::Str(std::string(Md5Cell(r.bench)))};
       }
       return {};
     case CompareMode::kTensor:
@@ -298,10 +304,11 @@ std::vector<TensorPairFacts> FillModeCells(const DumpPair& pair,
 // The output row for one msprobe row: cells, verdict and numeric view.
 CompareRow MakeRow(CompareMode mode, const MsprobeRow& r,
                    const TensorPairFacts* facts, const DumpPair& pair,
-                   bool with_stack, bool first_of_entry) {
+                   bool with_stack, bool first_of_entry,
+                   PackedCellsBuilder* cells) {
   CompareRow out;
-  out.cells =
-      BuildCells(mode, r, with_stack, pair.target_stack, first_of_entry);
+  out.cells = BuildCells(mode, r, with_stack, pair.target_stack,
+                         first_of_entry, cells);
   out.npu_name = r.npu->name;
   out.bench_name = r.bench ? r.bench->name : kNA;
   out.entry = r.npu->entry;
@@ -336,29 +343,50 @@ CompareRow MakeRow(CompareMode mode, const MsprobeRow& r,
 
 Status CompareRankPair(const DumpPair& pair, const CompareOptions& options,
                        CompareResult* result) {
-  std::vector<OpRow> trows = FlattenDump(*pair.target);
-  std::vector<OpRow> brows = FlattenDump(*pair.baseline);
+  std::vector<OpRow> trows = pair.target_rows != nullptr
+                                 ? std::move(*pair.target_rows)
+                                 : FlattenDump(*pair.target);
+  std::vector<OpRow> brows = pair.baseline_rows != nullptr
+                                 ? std::move(*pair.baseline_rows)
+                                 : FlattenDump(*pair.baseline);
   if (pair.release_entries) {  // the rows hold all that is needed now
     for (const DumpFile* d : {pair.target, pair.baseline})
       std::vector<DumpEntry>().swap(const_cast<DumpFile*>(d)->entries);
   }
   std::vector<int> match = MatchFor(trows, brows, pair, options, result);
-  std::vector<MsprobeRow> rows(trows.size());
-  for (size_t i = 0; i < trows.size(); ++i) {
-    rows[i].npu = &trows[i];
-    if (match[i] >= 0) rows[i].bench = &brows[static_cast<size_t>(match[i])];
-  }
-  std::vector<TensorPairFacts> facts =
-      FillModeCells(pair, options, result, &rows);
-  ApplyMsprobeRules(result->mode, &rows);
+  TimingMark("compare: match rows");
   bool with_stack = std::find(result->columns.begin(), result->columns.end(),
                               "NPU_Stack_Info") != result->columns.end();
-  result->rows.reserve(result->rows.size() + rows.size());
-  for (size_t i = 0; i < rows.size(); ++i) {
-    bool first = i == 0 || rows[i - 1].npu->entry != rows[i].npu->entry;
-    result->rows.push_back(MakeRow(result->mode, rows[i],
-                                   facts.empty() ? nullptr : &facts[i], pair,
-                                   with_stack, first));
+  result->rows.reserve(result->rows.size() + trows.size());
+  // Rows go through msprobe's arithmetic a block of whole entries at a time
+  // (its rules look at one entry's rows together), so that the msprobe
+  // rows of a block are all that exist at once. Tensor mode takes all rows
+  // in one block: its metrics run in parallel over them.
+  const size_t block = result->mode == CompareMode::kTensor
+                           ? std::max<size_t>(trows.size(), 1)
+                           : 4096;
+  std::vector<MsprobeRow> rows;
+  PackedCellsBuilder cells;
+  for (size_t lo = 0; lo < trows.size();) {
+    size_t hi = std::min(trows.size(), lo + block);
+    while (hi < trows.size() && trows[hi].entry == trows[hi - 1].entry) ++hi;
+    rows.assign(hi - lo, MsprobeRow());
+    for (size_t i = lo; i < hi; ++i) {
+      rows[i - lo].npu = &trows[i];
+      if (match[i] >= 0)
+        rows[i - lo].bench = &brows[static_cast<size_t>(match[i])];
+    }
+    std::vector<TensorPairFacts> facts =
+        FillModeCells(pair, options, result, &rows);
+    ApplyMsprobeRules(result->mode, &rows);
+    for (size_t i = lo; i < hi; ++i) {
+      bool first = i == 0 || trows[i - 1].entry != trows[i].entry;
+      result->rows.push_back(
+          MakeRow(result->mode, rows[i - lo],
+                  facts.empty() ? nullptr : &facts[i - lo], pair, with_stack,
+                  first, &cells));
+    }
+    lo = hi;
   }
   return Status::Ok();
 }

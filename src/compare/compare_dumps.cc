@@ -1,5 +1,8 @@
 #include "lockstep/compare/compare_dumps.h"
 
+#include <thread>
+
+#include "lockstep/core/progress.h"
 #include "lockstep/format/discovery.h"
 #include "lockstep/format/dump_reader.h"
 #include "lockstep/format/tensor_file.h"
@@ -58,10 +61,15 @@ StatusOr<CompareResult> CompareDumpPaths(const std::string& target,
   }
   bool mode_set = false, any = false;
   Status last_error;
+  TimingMark("compare: start");
   for (const RankPair& p : pairing.pairs) {
-    StatusOr<DumpFile> t = ReadDumpJson(p.target.dump_json);
-    StatusOr<DumpFile> b =
-        t.ok() ? ReadDumpJson(p.baseline.dump_json) : t.status();
+    // The two files are read at once, each flattened entry by entry.
+    StatusOr<FlatDump> t = Status::Internal("unread"), b = t;
+    std::thread other(
+        [&] { b = ReadFlatDump(p.baseline.dump_json); });
+    t = ReadFlatDump(p.target.dump_json);
+    other.join();
+    TimingMark("compare: read and flatten both dump.json");
     if (!t.ok() || !b.ok()) {
       last_error = t.ok() ? b.status() : t.status();
       result.warnings.push_back(Where(p) + " skipped: " + last_error.message());
@@ -69,10 +77,10 @@ StatusOr<CompareResult> CompareDumpPaths(const std::string& target,
                                       "unreadable: " + last_error.message()});
       continue;
     }
-    for (const DumpFile* d : {&*t, &*b}) {
-      if (d->entries.empty()) {
+    for (const FlatDump* d : {&*t, &*b}) {
+      if (d->rows.empty()) {
         return Status::InvalidArgument(
-            d->path,
+            d->file.path,
             "no entries: an empty dump has nothing to compare (was "
             "the probe started before the step ran?)");
       }
@@ -84,11 +92,13 @@ StatusOr<CompareResult> CompareDumpPaths(const std::string& target,
     std::optional<StackMap> stack = ReadPairStack(p, &result.warnings);
     if (!any) result.columns = CompareHeader(result.mode, stack.has_value());
     any = true;
-    DumpPair pair{&*t, &*b, stack ? &*stack : nullptr,
+    DumpPair pair{&t->file, &b->file, stack ? &*stack : nullptr,
                   static_cast<int>(p.target_step),
                   static_cast<int>(p.target.rank)};
-    pair.release_entries = true;  // t and b are ours, needed no more
+    pair.target_rows = &t->rows;
+    pair.baseline_rows = &b->rows;
     LOCKSTEP_RETURN_IF_ERROR(CompareRankPair(pair, opt, &result));
+    TimingMark("compare: rows");
   }
   if (!any) {
     return last_error.ok()
@@ -96,6 +106,7 @@ StatusOr<CompareResult> CompareDumpPaths(const std::string& target,
                : last_error;
   }
   FinishResult(&result);
+  TimingMark("compare: first divergence");
   return result;
 }
 

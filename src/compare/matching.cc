@@ -4,13 +4,13 @@
 
 #include <cctype>
 #include <deque>
-#include <map>
+#include <string_view>
 #include <unordered_map>
 
 namespace lockstep {
 namespace {
 
-bool AllDigits(const std::string& s) {
+bool AllDigits(std::string_view s) {
   if (s.empty()) return false;
   for (char c : s) {
     if (!std::isdigit(static_cast<unsigned char>(c))) return false;
@@ -18,65 +18,82 @@ bool AllDigits(const std::string& s) {
   return true;
 }
 
-std::vector<std::string> Split(const std::string& s) {
-  std::vector<std::string> parts;
+// The dot-separated segments of a name, as views into it.
+std::vector<std::string_view> Segments(std::string_view s) {
+  std::vector<std::string_view> parts;
   size_t b = 0;
   for (;;) {
     size_t e = s.find('.', b);
-    parts.push_back(
-        s.substr(b, e == std::string::npos ? std::string::npos : e - b));
-    if (e == std::string::npos) return parts;
+    parts.push_back(s.substr(b, e == std::string_view::npos ? e : e - b));
+    if (e == std::string_view::npos) return parts;
     b = e + 1;
   }
 }
 
-std::string Join(const std::vector<std::string>& parts, size_t from,
-                 size_t to) {
-  std::string out;
-  for (size_t i = from; i < to; ++i) {
-    if (i > from) out += '.';
-    out += parts[i];
+// The renumbered name of an entry ("Prefix.api.N.backward" with N its
+// occurrence among the entry's API's backward calls; with
+// renumber_params_grad, "X.parameters_grad.N" likewise), or false when the
+// entry keeps its name. `seen` counts occurrences.
+bool Renumber(std::string_view entry, const MatchOptions& options,
+              std::unordered_map<std::string, int>* seen, std::string* out) {
+  size_t d2 = entry.rfind('.');
+  if (d2 == std::string_view::npos || d2 == 0) return false;
+  size_t d1 = entry.rfind('.', d2 - 1);  // npos: two segments
+  size_t from = d1 == std::string_view::npos ? 0 : d1 + 1;
+  std::string_view second_last = entry.substr(from, d2 - from);
+  std::string_view last = entry.substr(d2 + 1);
+  if (d1 != std::string_view::npos && last == "backward" &&
+      AllDigits(second_last)) {
+    std::string api(entry.substr(0, d1));
+    int n = (*seen)[api + "#b"]++;
+    *out = api + "." + std::to_string(n) + ".backward";
+    return true;
   }
-  return out;
+  if (options.renumber_params_grad && second_last == "parameters_grad" &&
+      AllDigits(last)) {
+    std::string base(entry.substr(0, d2));
+    int n = (*seen)[base + "#g"]++;
+    *out = base + "." + std::to_string(n);
+    return true;
+  }
+  return false;
 }
 
-// For an entry "Prefix.api.N.backward" returns {"Prefix.api", N position};
-// renumbering replaces N. Returns false for other entries.
-bool SplitCallIndex(const std::string& entry, const char* kind,
-                    std::string* api) {
-  std::vector<std::string> p = Split(entry);
-  if (p.size() < 3 || p.back() != kind || !AllDigits(p[p.size() - 2]))
-    return false;
-  *api = Join(p, 0, p.size() - 2);
-  return true;
-}
-
-// entry -> renumbered entry, for the entries of one dump in order.
-std::unordered_map<std::string, std::string> RenumberEntries(
-    const std::vector<OpRow>& rows, const MatchOptions& options) {
-  std::unordered_map<std::string, std::string> out;
-  std::map<std::string, int> seen;
-  const std::string* last = nullptr;
-  for (const OpRow& r : rows) {
-    if (last != nullptr && *last == r.entry) continue;
-    last = &r.entry;
-    if (out.count(r.entry)) continue;
-    std::string api;
-    if (SplitCallIndex(r.entry, "backward", &api)) {
-      int n = seen[api + "#b"]++;
-      out[r.entry] = api + "." + std::to_string(n) + ".backward";
-    } else if (options.renumber_params_grad) {
-      // "Module.x.Linear.parameters_grad.N" has its index last.
-      std::vector<std::string> p = Split(r.entry);
-      if (p.size() >= 2 && p[p.size() - 2] == "parameters_grad" &&
-          AllDigits(p.back())) {
-        std::string base = Join(p, 0, p.size() - 1);
-        int n = seen[base + "#g"]++;
-        out[r.entry] = base + "." + std::to_string(n);
+// The key msprobe merges on for each row: a view of the row's name, or of
+// its renumbered form kept in `store`.
+std::vector<std::string_view> KeyViews(const std::vector<OpRow>& rows,
+                                       const MatchOptions& options,
+                                       std::deque<std::string>* store) {
+  std::vector<std::string_view> keys(rows.size());
+  std::unordered_map<std::string, int> seen;
+  // Entries renamed so far: an entry met again (not next to its rows)
+  // keeps its first number.
+  std::unordered_map<std::string_view, std::string_view> renamed;
+  std::string scratch;
+  size_t i = 0;
+  while (i < rows.size()) {
+    const std::string& entry = rows[i].entry;
+    size_t j = i + 1;
+    while (j < rows.size() && rows[j].entry == entry) ++j;
+    std::string_view to;
+    if (auto it = renamed.find(entry); it != renamed.end()) {
+      to = it->second;
+    } else if (Renumber(entry, options, &seen, &scratch)) {
+      to = store->emplace_back(std::move(scratch));
+      renamed.emplace(entry, to);
+    }
+    for (size_t k = i; k < j; ++k) {
+      const std::string& name = rows[k].name;
+      if (to.empty() || name.compare(0, entry.size(), entry) != 0) {
+        keys[k] = name;
+      } else {
+        keys[k] = store->emplace_back(std::string(to).append(
+            name, entry.size(), std::string::npos));
       }
     }
+    i = j;
   }
-  return out;
+  return keys;
 }
 
 bool IsFloatFamily(const std::string& d) {
@@ -96,29 +113,20 @@ bool DTypesComparable(const std::string& a, const std::string& b) {
 
 std::vector<std::string> CompareKeys(const std::vector<OpRow>& rows,
                                      const MatchOptions& options) {
-  auto renamed = RenumberEntries(rows, options);
-  std::vector<std::string> keys;
-  keys.reserve(rows.size());
-  for (const OpRow& r : rows) {
-    auto it = renamed.find(r.entry);
-    if (it == renamed.end() ||
-        r.name.compare(0, r.entry.size(), r.entry) != 0) {
-      keys.push_back(r.name);
-    } else {
-      keys.push_back(it->second + r.name.substr(r.entry.size()));
-    }
-  }
-  return keys;
+  std::deque<std::string> store;
+  std::vector<std::string_view> views = KeyViews(rows, options, &store);
+  return std::vector<std::string>(views.begin(), views.end());
 }
 
 std::string FuzzyName(const std::string& row_name) {
-  std::vector<std::string> p = Split(row_name);
+  std::vector<std::string_view> p = Segments(row_name);
   // API rows: Prefix.api.N.forward|backward.io...; modules keep their index
   // after forward/backward: Module.path.Class.forward.N.io...
   for (size_t i = 1; i + 1 < p.size(); ++i) {
     if ((p[i + 1] == "forward" || p[i + 1] == "backward") && AllDigits(p[i])) {
-      p.erase(p.begin() + static_cast<long>(i));
-      return Join(p, 0, p.size());
+      // Drop segment i and the dot before it.
+      size_t at = static_cast<size_t>(p[i].data() - row_name.data());
+      return row_name.substr(0, at - 1) + row_name.substr(at + p[i].size());
     }
   }
   return row_name;
@@ -129,18 +137,27 @@ std::vector<int> MatchRows(const std::vector<OpRow>& target,
                            const MatchOptions& options) {
   if (options.fuzzy) return FuzzyMatchRows(target, baseline);
   std::vector<int> match(target.size(), -1);
-  std::vector<std::string> tk = CompareKeys(target, options);
-  std::vector<std::string> bk = CompareKeys(baseline, options);
+  std::deque<std::string> store;
+  std::vector<std::string_view> tk = KeyViews(target, options, &store);
+  std::vector<std::string_view> bk = KeyViews(baseline, options, &store);
   // Each key's k-th target occurrence pairs with its k-th baseline
-  // occurrence (exact keys are unique, so this is a plain merge).
-  std::unordered_map<std::string, std::deque<int>> by_key;
-  for (size_t i = 0; i < baseline.size(); ++i)
-    by_key[bk[i]].push_back(static_cast<int>(i));
+  // occurrence (exact keys are unique, so this is a plain merge): `head`
+  // holds each key's next unused baseline row, `next` the one after it.
+  std::unordered_map<std::string_view, int> head;
+  head.reserve(baseline.size());
+  std::vector<int> next(baseline.size(), -1);
+  for (size_t j = baseline.size(); j-- > 0;) {
+    auto [it, inserted] = head.try_emplace(bk[j], static_cast<int>(j));
+    if (!inserted) {
+      next[j] = it->second;
+      it->second = static_cast<int>(j);
+    }
+  }
   for (size_t i = 0; i < target.size(); ++i) {
-    auto it = by_key.find(tk[i]);
-    if (it == by_key.end() || it->second.empty()) continue;
-    int j = it->second.front();
-    it->second.pop_front();
+    auto it = head.find(tk[i]);
+    if (it == head.end() || it->second < 0) continue;
+    int j = it->second;
+    it->second = next[static_cast<size_t>(j)];
     if (DTypesComparable(target[i].dtype,
                          baseline[static_cast<size_t>(j)].dtype))
       match[i] = j;

@@ -10,6 +10,17 @@ std::string Cell::ToCsv() const {
   return PyFloatRepr(num);
 }
 
+void Cell::AppendCsv(std::string* out) const {
+  if (!is_num) {
+    out->append(str);
+  } else if (std::isinf(num)) {
+    out->append(num > 0 ? " inf" : " -inf");
+  } else {
+    char buf[kPyFloatReprMax];
+    out->append(buf, static_cast<size_t>(PyFloatReprTo(num, buf)));
+  }
+}
+
 const char* MsprobeResultName(MsprobeResult r) {
   switch (r) {
     case MsprobeResult::kPass:

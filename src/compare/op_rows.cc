@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <optional>
 
+#include "lockstep/format/dump_reader.h"
 #include "lockstep/numerics/dtype.h"
 
 namespace lockstep {
@@ -249,6 +250,54 @@ std::vector<OpRow> FlattenDump(const DumpFile& dump) {
     FlattenEntry(dump.entries[i], i, &rows);
   rows.shrink_to_fit();  // most entries have 2 or 3 rows, not 4
   return rows;
+}
+
+bool ValueHasMd5(const PyValue& v) {
+  // Iterative: a hostile dump may nest deeply.
+  std::vector<const PyValue*> todo = {&v};
+  while (!todo.empty()) {
+    const PyValue* x = todo.back();
+    todo.pop_back();
+    if (x->kind() == PyValue::Kind::kList) {
+      for (const auto& item : x->items()) todo.push_back(&item);
+    } else if (x->kind() == PyValue::Kind::kDict) {
+      for (const auto& [k, item] : x->fields()) {
+        if (k == "md5") return true;
+        todo.push_back(&item);
+      }
+    }
+  }
+  return false;
+}
+
+StatusOr<FlatDump> ReadFlatDump(const std::string& path) {
+  FlatDump out;
+  DumpEntrySink sink = [&out](DumpEntry entry, size_t index) {
+    if (!out.has_md5) out.has_md5 = ValueHasMd5(entry.value);
+    FlattenEntry(entry, index, &out.rows);
+    return Status::Ok();
+  };
+  StatusOr<DumpFile> file = ReadDumpJsonStreaming(path, sink);
+  if (file.ok()) {
+    out.file = std::move(*file);
+    out.rows.shrink_to_fit();
+    return out;
+  }
+  if (file.status().code() != StatusCode::kNotSupported) return file.status();
+  // Repeated entry names: Python's dict keeps the first position and the
+  // last value, which only the whole tree gives.
+  LOCKSTEP_ASSIGN_OR_RETURN(DumpFile whole, ReadDumpJson(path));
+  out = FlatDump();
+  out.rows = FlattenDump(whole);
+  for (const DumpEntry& e : whole.entries) {
+    if (ValueHasMd5(e.value)) {
+      out.has_md5 = true;
+      break;
+    }
+  }
+  whole.entries.clear();
+  out.file = std::move(whole);
+  return out;
 }
 
 }  // namespace lockstep

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 #include "lockstep/core/log.h"
 
@@ -74,6 +75,19 @@ void Progress::Update(size_t done, size_t total) {
     drawn_ = true;
   }
   last_ = now;
+}
+
+void TimingMark(const char* what) {
+  static const bool on = std::getenv("LOCKSTEP_TIMING") != nullptr;
+  if (!on) return;
+  static std::mutex mu;
+  static std::chrono::steady_clock::time_point last =
+      std::chrono::steady_clock::now();
+  std::lock_guard<std::mutex> lock(mu);
+  auto now = std::chrono::steady_clock::now();
+  std::fprintf(stderr, "[timing] %s %.3f s\n", what,
+               std::chrono::duration<double>(now - last).count());
+  last = now;
 }
 
 }  // namespace lockstep

@@ -123,6 +123,10 @@ Status TakeSharedStack(const std::string& path, const std::string& key,
   return Status::Ok();
 }
 
+StatusOr<DumpFile> TakeDumpFields(
+    const std::string& path,
+    std::vector<std::pair<std::string, PyValue>> fields);
+
 }  // namespace
 
 std::string PyKindName(const PyValue& v) {
@@ -144,6 +148,42 @@ StatusOr<DumpFile> ReadDumpJsonFromString(
     std::string_view text, const std::string& path_for_messages) {
   const std::string& path = path_for_messages;
   LOCKSTEP_ASSIGN_OR_RETURN(auto fields, ParseTopDict(text, path));
+  return TakeDumpFields(path, std::move(fields));
+}
+
+StatusOr<DumpFile> ReadDumpJsonStreaming(const std::string& path,
+                                         const DumpEntrySink& sink) {
+  LOCKSTEP_ASSIGN_OR_RETURN(auto file, MappedFile::Open(path, /*populate=*/true,
+                                                        /*regular_only=*/true));
+  std::string_view text = file->view();
+  size_t index = 0;
+  JsonMemberSink member = [&](std::string name, PyValue value) -> Status {
+    if (value.kind() != PyValue::Kind::kDict) {
+      return Status::Corruption(
+          path, StrCat("entry ", PyStrRepr(name), ": expected a dict, got ",
+                       PyKindName(value)));
+    }
+    return sink(DumpEntry{std::move(name), std::move(value)}, index++);
+  };
+  bool needs_tree = false;
+  StatusOr<PyValue> root =
+      ParsePyJsonStreaming(text, path, "data", &member, &needs_tree);
+  LOCKSTEP_RETURN_IF_ERROR(file->CheckIntact());
+  if (needs_tree) return Status::NotSupported(path, "repeated entry names");
+  if (!root.ok()) return root.status();
+  if (root->kind() != PyValue::Kind::kDict) {
+    return Status::Corruption(
+        path,
+        StrCat("the top level is ", PyKindName(*root), ", expected a dict"));
+  }
+  return TakeDumpFields(path, root->TakeFields());
+}
+
+namespace {
+
+StatusOr<DumpFile> TakeDumpFields(
+    const std::string& path,
+    std::vector<std::pair<std::string, PyValue>> fields) {
   DumpFile dump;
   dump.path = path;
   dump.dir = DirOf(path);
@@ -158,6 +198,8 @@ StatusOr<DumpFile> ReadDumpJsonFromString(
   if (!dump.framework_given) dump.framework = "pytorch";
   return dump;
 }
+
+}  // namespace
 
 StatusOr<StackMap> ReadStackJson(const std::string& path) {
   LOCKSTEP_ASSIGN_OR_RETURN(auto file, MappedFile::Open(path, /*populate=*/true,

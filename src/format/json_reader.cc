@@ -119,7 +119,18 @@ class TreeBuilder : public rj::BaseReaderHandler<rj::UTF8<>, TreeBuilder> {
   bool StartArray() { return Open(false); }
   bool EndArray(rj::SizeType) { return Close(); }
 
+  // Members of the top-level dict's member `key` go to `sink` as they
+  // complete instead of into the tree (that dict is left empty).
+  void StreamMembersOf(std::string_view key, const JsonMemberSink* sink) {
+    stream_key_ = key;
+    sink_ = sink;
+  }
   PyValue TakeRoot() { return std::move(root_); }
+  // Why the sink stopped the parse (ok when it did not).
+  const Status& sink_status() const { return sink_status_; }
+  // True when the streamed dict repeats a key or the top level repeats the
+  // streamed key: only a whole tree gives Python's answer then.
+  bool needs_tree() const { return needs_tree_; }
   // Why the handler stopped the parse (kParseErrorTermination).
   const std::string& problem() const { return problem_; }
   // ", inside ['data']['x'], after the element [2]" for the containers open
@@ -144,12 +155,28 @@ class TreeBuilder : public rj::BaseReaderHandler<rj::UTF8<>, TreeBuilder> {
   // "['key']", or "" for a dict between members.
   std::string Subscript(size_t i) const;
   std::string PathTo(size_t depth) const;
+  // The key of member `k` of dict frame `i` (complete or being parsed).
+  std::string_view MemberKey(size_t i, size_t k) const;
+  bool Streaming(size_t i) const { return i == 1 && streaming_; }
+  bool PutStreamed(PyValue v);
 
   std::vector<Frame> stack_;
   std::vector<PyValue> items_;
   Fields members_;
   PyValue root_;
   std::string problem_;
+  // Streaming (StreamMembersOf): frame 1 is the streamed dict while
+  // `streaming_`; `streamed_` members have gone to the sink, the last of
+  // them named `last_streamed_`; `seen_` holds their keys' hashes.
+  std::string_view stream_key_;
+  const JsonMemberSink* sink_ = nullptr;
+  bool streaming_ = false;
+  bool stream_started_ = false;
+  size_t streamed_ = 0;
+  std::string last_streamed_;
+  std::unordered_set<size_t> seen_;
+  Status sink_status_;
+  bool needs_tree_ = false;
 };
 
 bool TreeBuilder::RawNumber(const char* s, rj::SizeType n, bool) {
@@ -176,6 +203,15 @@ bool TreeBuilder::Open(bool is_dict) {
                       " lists and dicts");
     return false;
   }
+  if (sink_ != nullptr && stack_.size() == 1 && stack_[0].is_dict &&
+      stack_[0].has_key && members_.back().first == stream_key_) {
+    if (stream_started_) {  // a repeated key: its last value wins
+      needs_tree_ = true;
+      return false;
+    }
+    streaming_ = is_dict;
+    stream_started_ = true;
+  }
   stack_.push_back(
       Frame{is_dict, false, is_dict ? members_.size() : items_.size()});
   return true;
@@ -183,6 +219,7 @@ bool TreeBuilder::Open(bool is_dict) {
 
 bool TreeBuilder::Close() {
   Frame f = stack_.back();
+  if (Streaming(stack_.size() - 1)) streaming_ = false;
   stack_.pop_back();
   if (!f.is_dict) {
     auto first = items_.begin() + static_cast<std::ptrdiff_t>(f.start);
@@ -205,6 +242,7 @@ bool TreeBuilder::Put(PyValue v) {
     return true;
   }
   Frame& f = stack_.back();
+  if (Streaming(stack_.size() - 1)) return PutStreamed(std::move(v));
   if (f.is_dict) {
     members_.back().second = std::move(v);
     f.has_key = false;
@@ -212,6 +250,26 @@ bool TreeBuilder::Put(PyValue v) {
     items_.push_back(std::move(v));
   }
   return true;
+}
+
+bool TreeBuilder::PutStreamed(PyValue v) {
+  std::string key = std::move(members_.back().first);
+  members_.pop_back();
+  stack_.back().has_key = false;
+  if (!seen_.insert(std::hash<std::string>()(key)).second) {
+    needs_tree_ = true;  // perhaps a repeated key (or a hash collision)
+    return false;
+  }
+  ++streamed_;
+  last_streamed_ = key;
+  sink_status_ = (*sink_)(std::move(key), std::move(v));
+  return sink_status_.ok();
+}
+
+std::string_view TreeBuilder::MemberKey(size_t i, size_t k) const {
+  if (!Streaming(i)) return members_[stack_[i].start + k].first;
+  if (k < streamed_) return k + 1 == streamed_ ? last_streamed_ : "";
+  return members_[stack_[i].start + k - streamed_].first;
 }
 
 size_t TreeBuilder::Complete(size_t i) const {
@@ -223,7 +281,7 @@ size_t TreeBuilder::Complete(size_t i) const {
       break;
     }
   }
-  return end - f.start - (f.has_key ? 1 : 0);
+  return end - f.start - (f.has_key ? 1 : 0) + (Streaming(i) ? streamed_ : 0);
 }
 
 std::string TreeBuilder::Subscript(size_t i) const {
@@ -231,7 +289,7 @@ std::string TreeBuilder::Subscript(size_t i) const {
   size_t n = Complete(i);
   if (!f.is_dict) return StrCat("[", std::to_string(n), "]");
   if (!f.has_key) return "";
-  return StrCat("[", PyStrRepr(members_[f.start + n].first), "]");
+  return StrCat("[", PyStrRepr(std::string(MemberKey(i, n))), "]");
 }
 
 std::string TreeBuilder::PathTo(size_t depth) const {
@@ -253,7 +311,7 @@ std::string TreeBuilder::Where() const {
   size_t n = Complete(last);
   if (f.is_dict && !f.has_key && n > 0) {
     out += StrCat(", after the member ",
-                  PyStrRepr(members_[f.start + n - 1].first));
+                  PyStrRepr(std::string(MemberKey(last, n - 1))));
   } else if (!f.is_dict && n > 0) {
     out += StrCat(", after the element [", std::to_string(n - 1), "]");
   }
@@ -316,10 +374,24 @@ std::string JsonTextPosition(std::string_view text, size_t offset) {
 }
 
 StatusOr<PyValue> ParsePyJson(std::string_view text, std::string_view subject) {
+  return ParsePyJsonStreaming(text, subject, "", nullptr, nullptr);
+}
+
+StatusOr<PyValue> ParsePyJsonStreaming(std::string_view text,
+                                       std::string_view subject,
+                                       std::string_view key,
+                                       const JsonMemberSink* sink,
+                                       bool* needs_tree) {
   rj::MemoryStream stream(text.data(), text.size());
   rj::Reader reader;
   TreeBuilder builder;
+  if (sink != nullptr) builder.StreamMembersOf(key, sink);
   rj::ParseResult r = reader.Parse<kParseFlags>(stream, builder);
+  if (needs_tree != nullptr) *needs_tree = builder.needs_tree();
+  if (builder.needs_tree()) {
+    return Status::InvalidArgument(subject, "repeated keys: parse as a tree");
+  }
+  if (!builder.sink_status().ok()) return builder.sink_status();
   if (r.IsError()) return ParseError(text, subject, r, builder);
   if (stream.Tell() != text.size()) {
     // rapidjson takes a NUL byte for the end of the text.

@@ -41,10 +41,23 @@ std::string CsvQuote(std::string_view cell) {
   return out;
 }
 
+void AppendCsvCell(std::string_view cell, std::string* out) {
+  if (cell.find_first_of(",\"\n\r") == std::string_view::npos) {
+    out->append(cell);
+    return;
+  }
+  out->push_back('"');
+  for (char c : cell) {
+    if (c == '"') out->push_back('"');
+    out->push_back(c);
+  }
+  out->push_back('"');
+}
+
 void AppendCsvLine(const std::vector<std::string>& cells, std::string* out) {
   for (size_t i = 0; i < cells.size(); ++i) {
     if (i) out->push_back(',');
-    out->append(CsvQuote(cells[i]));
+    AppendCsvCell(cells[i], out);
   }
   out->push_back('\n');
 }

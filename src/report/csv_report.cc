@@ -29,21 +29,19 @@ std::string RenderCompareCsv(const CompareResult& result, size_t begin,
   std::string out;
   out.reserve((end - begin) * 256 + 512);
   AppendCsvLine(result.columns, &out);
-  std::vector<std::string> cells;
   for (size_t i = begin; i < end; ++i) {
     // Names, dtypes and non-tensor values come from the user's dumps: a
-    // cell that could run as a formula is neutralised (copied only then).
-    const std::vector<std::string>& row = result.rows[i].cells;
-    bool risky = std::any_of(row.begin(), row.end(), [](const auto& c) {
-      return CsvIsFormulaLike(c);
-    });
-    if (!risky) {
-      AppendCsvLine(row, &out);
-      continue;
+    // cell that could run as a formula is neutralised.
+    const PackedCells& row = result.rows[i].cells;
+    for (size_t c = 0; c < row.size(); ++c) {
+      if (c) out.push_back(',');
+      if (CsvIsFormulaLike(row[c])) {
+        AppendCsvCell(CsvNeutralise(row[c]), &out);
+      } else {
+        AppendCsvCell(row[c], &out);
+      }
     }
-    cells.clear();
-    for (const std::string& c : row) cells.push_back(CsvNeutralise(c));
-    AppendCsvLine(cells, &out);
+    out.push_back('\n');
   }
   return out;
 }

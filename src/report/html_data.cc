@@ -56,7 +56,7 @@ std::vector<std::string_view> CellDictionary(const CompareResult& r) {
   constexpr size_t kMaxLength = 40;
   std::unordered_map<std::string_view, size_t> count;
   for (const CompareRow& row : r.rows) {
-    for (const std::string& cell : row.cells) {
+    for (std::string_view cell : row.cells) {
       if (cell.size() >= 2 && cell.size() <= kMaxLength) ++count[cell];
     }
   }
@@ -85,7 +85,7 @@ void WriteCells(const CompareResult& r,
   for (const CompareRow& row : r.rows) {
     w->StartArray();
     for (size_t c = 0; c < row.cells.size(); ++c) {
-      const std::string& cell = row.cells[c];
+      std::string_view cell = row.cells[c];
       if (c > 0 && cell == row.cells[c - 1]) {
         w->Null();
       } else if (auto it = index.find(cell); it != index.end()) {

@@ -49,12 +49,12 @@ bool ParseNumber(std::string_view s, double* out) {
   return ec == std::errc() && ptr == end && std::isfinite(*out);
 }
 
-std::string ClipCell(const std::string& s) {
-  if (s.size() <= kXlsxMaxCellBytes) return s;
+std::string ClipCell(std::string_view s) {
+  if (s.size() <= kXlsxMaxCellBytes) return std::string(s);
   size_t n = kXlsxMaxCellBytes - 3;
   while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80)
     --n;  // continuation byte
-  return s.substr(0, n) + "...";
+  return std::string(s.substr(0, n)) + "...";
 }
 
 struct Styles {
@@ -107,15 +107,15 @@ lxw_error WriteRow(lxw_worksheet* ws, lxw_row_t at, const CompareRow& row,
   for (size_t c = 0;
        err == LXW_NO_ERROR && c < std::max(width, row.cells.size()); ++c) {
     lxw_col_t col = static_cast<lxw_col_t>(c);
-    const std::string* cell = c < row.cells.size() ? &row.cells[c] : nullptr;
+    std::string_view cell = c < row.cells.size() ? row.cells[c] : "";
     double x;
-    if (cell == nullptr || cell->empty()) {
+    if (cell.empty()) {
       if (fill) err = worksheet_write_blank(ws, at, col, fill);
     } else if (!(c < text_column.size() && text_column[c]) &&
-               ParseNumber(*cell, &x)) {
+               ParseNumber(cell, &x)) {
       err = worksheet_write_number(ws, at, col, x, fill);
     } else {
-      err = worksheet_write_string(ws, at, col, ClipCell(*cell).c_str(), fill);
+      err = worksheet_write_string(ws, at, col, ClipCell(cell).c_str(), fill);
     }
   }
   return err;

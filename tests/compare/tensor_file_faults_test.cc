@@ -45,7 +45,7 @@ void ExpectVictimFails(const CompareResult& r, const std::string& why) {
     EXPECT_EQ(row.verdict, Verdict::kError);
     std::string all;
     for (const std::string& m : row.messages) all += m + "\n";
-    for (const std::string& c : row.cells) all += c + "\n";
+    for (std::string_view c : row.cells) all += std::string(c) + "\n";
     EXPECT_NE(all.find(why), std::string::npos) << all;
   }
   EXPECT_EQ(victims, 1);

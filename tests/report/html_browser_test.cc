@@ -331,8 +331,8 @@ TEST_F(HtmlBrowserTest, NameFilterAndNumericSortFromUrl) {
   ASSERT_FALSE(strings.empty());
   ASSERT_LE(numbers.size() + strings.size(), 200u);  // one page
   std::stable_sort(numbers.begin(), numbers.end(), [](int a, int b) {
-    return std::stod(result_->rows[a].cells[8]) >
-           std::stod(result_->rows[b].cells[8]);
+    return std::stod(std::string(result_->rows[a].cells[8])) >
+           std::stod(std::string(result_->rows[b].cells[8]));
   });
   std::vector<int> want = numbers;
   want.insert(want.end(), strings.begin(), strings.end());

@@ -62,7 +62,7 @@ CompareResult HostileResult() {
   CompareResult r = MakeSyntheticResult(30);
   r.target_path = "/tmp/<b>\"run\"&'a'";
   r.rows[4].npu_name = kHostile;
-  r.rows[4].cells[0] = kHostile;
+  r.rows[4].cells.Set(0, kHostile);
   r.rows[4].messages = {kHostile};
   r.first_divergence.entry = kHostile;
   r.first_divergence.detail = kHostile;
@@ -194,7 +194,7 @@ TEST(HtmlReportTest, EmptyAndRaggedResultsRender) {
   ParseData(RenderHtmlReport(empty), &doc);
   EXPECT_EQ(doc["rows"].Size(), 0u);
   CompareResult ragged = MakeSyntheticResult(5);
-  ragged.rows[2].cells.resize(3);
+  ragged.rows[2].cells.Resize(3);
   ragged.first_divergence.row_index = 999;  // out of range: no link, no crash
   std::string html = RenderHtmlReport(ragged);
   EXPECT_EQ(html.find("id=\"fd-link\""), std::string::npos);
@@ -205,7 +205,7 @@ TEST(HtmlReportTest, EmptyAndRaggedResultsRender) {
 
 TEST(HtmlReportTest, InvalidUtf8BecomesReplacementCharacter) {
   CompareResult r = MakeSyntheticResult(5);
-  r.rows[1].cells[0] = "bad\xFF\xC0name";
+  r.rows[1].cells.Set(0, "bad\xFF\xC0name");
   r.baseline_path = "/data/\xE9t\xE9";
   std::string html = RenderHtmlReport(r);
   rapidjson::Document doc;

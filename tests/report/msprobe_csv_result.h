@@ -56,7 +56,7 @@ inline CompareRow RowFromCells(const std::vector<std::string>& header,
   row.one_minus_cos = 1 - row.cosine;
   row.max_abs_err = CellValue(cell("MaxAbsErr"));
   row.max_rel_err = CellValue(cell("MaxRelativeErr"));
-  row.cells = std::move(cells);
+  row.cells = PackedCells(cells);
   return row;
 }
 

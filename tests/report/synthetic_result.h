@@ -181,7 +181,9 @@ inline CompareResult MakeSyntheticResult(size_t n) {
     FillMetrics(i, &row);
     if (row.verdict != Verdict::kPass)
       row.messages = {"synthetic " + std::string(VerdictName(row.verdict))};
-    FillCells(row, &row.cells);
+    std::vector<std::string> cells;
+    FillCells(row, &cells);
+    row.cells = PackedCells(cells);
     r.rows.push_back(std::move(row));
   }
   Tally(&r);

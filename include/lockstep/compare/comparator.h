@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "lockstep/compare/op_rows.h"
 #include "lockstep/compare/result.h"
 #include "lockstep/core/status.h"
 #include "lockstep/format/dump.h"
@@ -50,6 +51,10 @@ struct DumpPair {
   // their paths stay. REQUIRES: the DumpFiles are not const objects, and
   // the caller needs no entry of them afterwards.
   bool release_entries = false;
+  // Rows already flattened (ReadFlatDump), moved from; the DumpFiles then
+  // give only their top-level fields. Null: flatten the DumpFiles' entries.
+  std::vector<OpRow>* target_rows = nullptr;
+  std::vector<OpRow>* baseline_rows = nullptr;
 };
 
 // msprobe's get_dump_mode: tensor task -> tensor; statistics with md5 on both
@@ -64,6 +69,10 @@ StatusOr<CompareMode> DetectMode(const DumpFile& target,
 StatusOr<CompareMode> ChooseMode(std::optional<CompareMode> forced,
                                  const DumpFile& target,
                                  const DumpFile& baseline);
+// As above, for dumps read with ReadFlatDump.
+StatusOr<CompareMode> ChooseMode(std::optional<CompareMode> forced,
+                                 const FlatDump& target,
+                                 const FlatDump& baseline);
 
 // msprobe HEAD's CSV header for a mode.
 std::vector<std::string> CompareHeader(CompareMode mode, bool with_stack);

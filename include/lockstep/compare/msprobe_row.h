@@ -25,6 +25,7 @@ struct Cell {
   static Cell Str(std::string s) { return Cell{false, 0, std::move(s)}; }
   // As pandas' to_csv prints it: repr for floats (±inf as " inf"/" -inf").
   std::string ToCsv() const;
+  void AppendCsv(std::string* out) const;  // ToCsv() appended to *out
 };
 
 // msprobe's constant strings.

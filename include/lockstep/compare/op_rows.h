@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "lockstep/core/status.h"
 #include "lockstep/format/dump.h"
 #include "lockstep/format/pyvalue.h"
 
@@ -50,6 +51,25 @@ void FlattenEntry(const DumpEntry& entry, size_t entry_index,
 // "<class 'str'>", "<class 'bool'>", "<class 'NoneType'>", "<class 'list'>",
 // "<class 'dict'>".
 std::string PyTypeName(const PyValue& v);
+
+// True when the value holds an "md5" key at any depth (a summary_mode md5
+// dump).
+bool ValueHasMd5(const PyValue& v);
+
+// A dump.json read for comparing: its top-level fields (no entries), its
+// entries flattened into rows as FlattenDump does, and whether any entry
+// holds md5 values.
+struct FlatDump {
+  DumpFile file;
+  std::vector<OpRow> rows;
+  bool has_md5 = false;
+};
+
+// Reads dump.json at `path` entry by entry (format/dump_reader.h's
+// ReadDumpJsonStreaming), flattening each entry as it is parsed, so that
+// the whole file's tree never exists; a dump that repeats an entry name is
+// read whole instead. Errors as ReadDumpJson.
+StatusOr<FlatDump> ReadFlatDump(const std::string& path);
 
 }  // namespace lockstep
 

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "lockstep/compare/packed_cells.h"
+
 namespace lockstep {
 
 // msprobe's dump modes: "all" (tensor), "summary" (statistics), "md5".
@@ -40,7 +42,7 @@ const char* DivergenceReasonName(DivergenceReason r);  // "precision", ...
 struct CompareRow {
   static constexpr double kNoStat = std::numeric_limits<double>::quiet_NaN();
   // Cells in the order of CompareResult::columns, as msprobe prints them.
-  std::vector<std::string> cells;
+  PackedCells cells;
   std::string npu_name;
   std::string bench_name;  // "N/A" when unmatched
   std::string entry;       // the dump.json entry the row belongs to

@@ -38,6 +38,13 @@ class Progress {
   Clock::time_point start_, last_;
 };
 
+// Where long work spends its time: with LOCKSTEP_TIMING set in the
+// environment, each call prints "[timing] <what> 1.234 s" to stderr, the
+// wall time since the previous call in the process (the first counts from
+// its own call: print "start" first). Costs a branch otherwise.
+//   LOCKSTEP_TIMING=1 lockstep compare a b -o out
+void TimingMark(const char* what);
+
 }  // namespace lockstep
 
 #endif  // LOCKSTEP_CORE_PROGRESS_H_

@@ -13,6 +13,7 @@
 #ifndef LOCKSTEP_FORMAT_DUMP_READER_H_
 #define LOCKSTEP_FORMAT_DUMP_READER_H_
 
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -37,6 +38,19 @@ StatusOr<DumpFile> ReadDumpJson(const std::string& path);
 // in errors and becomes DumpFile::path (DumpFile::dir is its directory).
 StatusOr<DumpFile> ReadDumpJsonFromString(std::string_view text,
                                           const std::string& path_for_messages);
+
+// Receives each entry of a streamed dump.json and its position (0, 1, ...).
+// A status that is not ok stops the read and is returned.
+using DumpEntrySink = std::function<Status(DumpEntry entry, size_t index)>;
+
+// As ReadDumpJson, but hands each entry to `sink` as soon as it is parsed
+// and keeps none (the result's `entries` is empty): memory is that of one
+// entry, not of the file. A dump.json that repeats an entry name cannot be
+// streamed with Python's meaning (first position, last value): the read
+// then stops with NotSupported, after the sink has seen some entries; read
+// it with ReadDumpJson. An entry that is not a dict is Corruption.
+StatusOr<DumpFile> ReadDumpJsonStreaming(const std::string& path,
+                                         const DumpEntrySink& sink);
 
 // Reads stack.json in either format:
 //   HEAD: {"0": [[names...], [frames...]], "1": ...}  (stacks shared by names)

@@ -35,6 +35,7 @@
 #define LOCKSTEP_FORMAT_JSON_READER_H_
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -50,6 +51,26 @@ inline constexpr int kMaxJsonDepth = 512;
 // else after it). `subject` names the text in error messages (a path).
 // Never crashes on any input; errors are Corruption.
 StatusOr<PyValue> ParsePyJson(std::string_view text, std::string_view subject);
+
+// Receives one member of a streamed dict: its key and value. A status that
+// is not ok stops the parse and is returned by ParsePyJsonStreaming.
+using JsonMemberSink = std::function<Status(std::string key, PyValue value)>;
+
+// As ParsePyJson, but when the top level is a dict whose member `key` is a
+// dict, that dict's members go to `sink` one by one, in text order, as each
+// value completes, and stay out of the tree (the member is left an empty
+// dict). Memory is then that of one member instead of the whole document.
+// Python keeps the first position and the last value of a repeated key,
+// which a stream cannot give: when the streamed dict repeats a key (or the
+// top level repeats `key`), the parse stops, *needs_tree is set and the
+// result is an error; parse the text with ParsePyJson instead (the sink has
+// seen some members already). Errors otherwise as ParsePyJson, with the
+// sink's own status when it stopped the parse.
+StatusOr<PyValue> ParsePyJsonStreaming(std::string_view text,
+                                       std::string_view subject,
+                                       std::string_view key,
+                                       const JsonMemberSink* sink,
+                                       bool* needs_tree);
 
 // Python's way of naming a place in text: 1-based line and column of byte
 // `offset` ("line 3 column 5 (char 20)"). Columns count bytes.

@@ -13,6 +13,8 @@ namespace lockstep {
 
 // Appends one CSV line (with '\n') to `out`.
 void AppendCsvLine(const std::vector<std::string>& cells, std::string* out);
+// One cell, quoted as CsvQuote does, appended to *out (no comma, no line end).
+void AppendCsvCell(std::string_view cell, std::string* out);
 
 // A cell that a spreadsheet would run as a formula (it starts with '=',
 // '+', '-', '@', a tab or a carriage return: OWASP's list) prefixed with a

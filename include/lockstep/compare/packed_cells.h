@@ -1,0 +1,127 @@
+// A compare row's cells (msprobe's CSV columns) packed into one allocation:
+// a count, each cell's end offset and the characters, instead of a vector
+// of strings (about 30 cells a row; a row's cells were most of a statistics
+// compare's memory). Cells are read as string_views.
+//
+//   PackedCells c = {"Functional.linear.0.forward.input.0", "N/A", "0.5"};
+//   c[0]   // "Functional.linear.0.forward.input.0"
+//   for (std::string_view cell : c) ...
+//
+//   PackedCellsBuilder b;  // reusable: one builder for many rows
+//   b.Add("a");
+//   b.Append("1");         // appends to the cell being written
+//   b.Append("2");
+//   b.Close();             // ends it: "12"
+//   PackedCells row = b.Finish();
+//
+// Changing a cell (Set, Resize) repacks the row: for tests and rare edits.
+// Thread safety: as a std::string.
+#ifndef LOCKSTEP_COMPARE_PACKED_CELLS_H_
+#define LOCKSTEP_COMPARE_PACKED_CELLS_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <iterator>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace lockstep {
+
+class PackedCells {
+ public:
+  PackedCells() = default;
+  PackedCells(std::initializer_list<std::string_view> cells);
+  explicit PackedCells(const std::vector<std::string>& cells);
+  PackedCells(const PackedCells& other);
+  PackedCells& operator=(const PackedCells& other);
+  PackedCells(PackedCells&&) noexcept = default;
+  PackedCells& operator=(PackedCells&&) noexcept = default;
+
+  size_t size() const { return buf_ ? Header()[0] : 0; }
+  bool empty() const { return size() == 0; }
+  // REQUIRES: i < size().
+  const std::string_view operator[](size_t i) const {  // const: no "c[i] = x"
+    const uint32_t* h = Header();
+    uint32_t begin = i == 0 ? 0 : h[i];
+    return std::string_view(Chars() + begin, h[i + 1] - begin);
+  }
+  // Characters and offsets held (the heap block's size).
+  size_t bytes() const;
+
+  // Replaces cell i. REQUIRES: i < size().
+  void Set(size_t i, std::string_view value);
+  // Keeps the first n cells, or adds empty ones up to n.
+  void Resize(size_t n);
+  std::vector<std::string> ToVector() const;
+
+  class const_iterator {
+   public:
+    using iterator_category = std::forward_iterator_tag;
+    using value_type = std::string_view;
+    using difference_type = std::ptrdiff_t;
+    using pointer = void;
+    using reference = std::string_view;
+    const_iterator(const PackedCells* c, size_t i) : c_(c), i_(i) {}
+    std::string_view operator*() const { return (*c_)[i_]; }
+    const_iterator& operator++() {
+      ++i_;
+      return *this;
+    }
+    bool operator==(const const_iterator& o) const { return i_ == o.i_; }
+    bool operator!=(const const_iterator& o) const { return i_ != o.i_; }
+
+   private:
+    const PackedCells* c_;
+    size_t i_;
+  };
+  const_iterator begin() const { return const_iterator(this, 0); }
+  const_iterator end() const { return const_iterator(this, size()); }
+
+ private:
+  friend class PackedCellsBuilder;
+  // buf_: uint32 count n, then uint32 ends of cells 0..n-1, then the chars.
+  const uint32_t* Header() const {
+    return reinterpret_cast<const uint32_t*>(buf_.get());
+  }
+  const char* Chars() const {
+    return reinterpret_cast<const char*>(Header() + 1 + size());
+  }
+  std::unique_ptr<uint32_t[]> buf_;
+};
+
+bool operator==(const PackedCells& a, const PackedCells& b);
+inline bool operator!=(const PackedCells& a, const PackedCells& b) {
+  return !(a == b);
+}
+
+class PackedCellsBuilder {
+ public:
+  // A whole cell.
+  PackedCellsBuilder& Add(std::string_view cell) {
+    chars_.append(cell);
+    return Close();
+  }
+  // Appends to the open cell; Close ends it.
+  PackedCellsBuilder& Append(std::string_view part) {
+    chars_.append(part);
+    return *this;
+  }
+  PackedCellsBuilder& Close();
+  // The open cell's text so far, for writers that format in place.
+  std::string* chars() { return &chars_; }
+  size_t cells() const { return ends_.size(); }
+  // The packed row; the builder is empty again (keeping its capacity).
+  // REQUIRES: no cell is open.
+  PackedCells Finish();
+
+ private:
+  std::string chars_;
+  std::vector<uint32_t> ends_;
+};
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_COMPARE_PACKED_CELLS_H_

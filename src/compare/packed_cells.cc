@@ -1,0 +1,95 @@
+#include "lockstep/compare/packed_cells.h"
+
+#include <cstring>
+#include <limits>
+
+#include "lockstep/core/check.h"
+
+namespace lockstep {
+
+PackedCells::PackedCells(std::initializer_list<std::string_view> cells) {
+  PackedCellsBuilder b;
+  for (std::string_view c : cells) b.Add(c);
+  *this = b.Finish();
+}
+
+PackedCells::PackedCells(const std::vector<std::string>& cells) {
+  PackedCellsBuilder b;
+  for (const std::string& c : cells) b.Add(c);
+  *this = b.Finish();
+}
+
+size_t PackedCells::bytes() const {
+  size_t n = size();
+  if (n == 0) return 0;
+  return (1 + n) * sizeof(uint32_t) + Header()[n];
+}
+
+PackedCells::PackedCells(const PackedCells& other) { *this = other; }
+
+PackedCells& PackedCells::operator=(const PackedCells& other) {
+  if (this == &other) return *this;
+  size_t bytes = other.bytes();
+  if (bytes == 0) {
+    buf_.reset();
+    return *this;
+  }
+  buf_.reset(new uint32_t[(bytes + 3) / 4]);
+  std::memcpy(buf_.get(), other.buf_.get(), bytes);
+  return *this;
+}
+
+void PackedCells::Set(size_t i, std::string_view value) {
+  LOCKSTEP_CHECK(i < size());
+  PackedCellsBuilder b;
+  for (size_t k = 0; k < size(); ++k) b.Add(k == i ? value : (*this)[k]);
+  *this = b.Finish();
+}
+
+void PackedCells::Resize(size_t n) {
+  PackedCellsBuilder b;
+  for (size_t k = 0; k < n; ++k) b.Add(k < size() ? (*this)[k] : "");
+  *this = b.Finish();
+}
+
+std::vector<std::string> PackedCells::ToVector() const {
+  std::vector<std::string> out;
+  out.reserve(size());
+  for (std::string_view c : *this) out.emplace_back(c);
+  return out;
+}
+
+bool operator==(const PackedCells& a, const PackedCells& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i] != b[i]) return false;
+  }
+  return true;
+}
+
+PackedCellsBuilder& PackedCellsBuilder::Close() {
+  // A row's text over 4 GiB cannot be offset by uint32: a bug upstream
+  // (cells are names and numbers; a stack cell is at most some KB).
+  LOCKSTEP_CHECK(chars_.size() <= std::numeric_limits<uint32_t>::max());
+  ends_.push_back(static_cast<uint32_t>(chars_.size()));
+  return *this;
+}
+
+PackedCells PackedCellsBuilder::Finish() {
+  PackedCells out;
+  size_t n = ends_.size();
+  if (n > 0) {
+    size_t head = (1 + n) * sizeof(uint32_t);
+    size_t bytes = head + chars_.size();
+    out.buf_.reset(new uint32_t[(bytes + 3) / 4]);
+    out.buf_[0] = static_cast<uint32_t>(n);
+    std::memcpy(out.buf_.get() + 1, ends_.data(), n * sizeof(uint32_t));
+    std::memcpy(reinterpret_cast<char*>(out.buf_.get()) + head, chars_.data(),
+                chars_.size());
+  }
+  chars_.clear();
+  ends_.clear();
+  return out;
+}
+
+}  // namespace lockstep
