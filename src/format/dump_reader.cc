@@ -155,7 +155,16 @@ StatusOr<DumpFile> ReadDumpJsonStreaming(const std::string& path,
                                          const DumpEntrySink& sink) {
   LOCKSTEP_ASSIGN_OR_RETURN(auto file, MappedFile::Open(path, /*populate=*/true,
                                                         /*regular_only=*/true));
-  std::string_view text = file->view();
+  StatusOr<DumpFile> dump =
+      ReadDumpJsonStreamingFromString(file->view(), path, sink);
+  LOCKSTEP_RETURN_IF_ERROR(file->CheckIntact());
+  return dump;
+}
+
+StatusOr<DumpFile> ReadDumpJsonStreamingFromString(
+    std::string_view text, const std::string& path_for_messages,
+    const DumpEntrySink& sink) {
+  const std::string& path = path_for_messages;
   size_t index = 0;
   JsonMemberSink member = [&](std::string name, PyValue value) -> Status {
     if (value.kind() != PyValue::Kind::kDict) {
@@ -168,7 +177,6 @@ StatusOr<DumpFile> ReadDumpJsonStreaming(const std::string& path,
   bool needs_tree = false;
   StatusOr<PyValue> root =
       ParsePyJsonStreaming(text, path, "data", &member, &needs_tree);
-  LOCKSTEP_RETURN_IF_ERROR(file->CheckIntact());
   if (needs_tree) return Status::NotSupported(path, "repeated entry names");
   if (!root.ok()) return root.status();
   if (root->kind() != PyValue::Kind::kDict) {

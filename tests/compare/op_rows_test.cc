@@ -2,6 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+
+#include "lockstep/format/dump_reader.h"
+
 namespace lockstep {
 namespace {
 
@@ -142,6 +147,93 @@ TEST(OpRowsTest, EmptyContainersGiveNoRowsAndDeepNestingIsBounded) {
   std::vector<OpRow> rows;
   FlattenEntry(e, 0, &rows);
   EXPECT_TRUE(rows.empty());  // beyond msprobe's recursion limit
+}
+
+}  // namespace
+}  // namespace lockstep
+
+namespace lockstep {
+namespace {
+
+std::string RowText(const OpRow& r) {
+  std::string s = r.name + "|" + r.entry + "|" +
+                  std::to_string(r.entry_index) + "|" +
+                  RowStateName(r.state) + "|" + r.dtype + "|" + r.shape +
+                  "|" + r.requires_grad + "|" + r.data_name + "|" + r.md5 +
+                  "|" + std::to_string(r.nbytes) + "|" +
+                  std::to_string(r.is_null) + std::to_string(r.is_tensor);
+  for (const PyValue& v : r.stats) s += "|" + v.PyStr();
+  return s;
+}
+
+// Compare reads dump.json streamed (ReadFlatDump): the rows must be those
+// of the whole tree, for every fixture dump nobody here wrote.
+TEST(ReadFlatDumpTest, RowsEqualThoseOfTheWholeTreeOnEveryFixture) {
+  namespace fs = std::filesystem;
+  int files = 0;
+  for (const auto& e : fs::recursive_directory_iterator(
+           std::string(LOCKSTEP_FIXTURES_DIR) + "/msprobe")) {
+    if (e.path().filename() != "dump.json") continue;
+    auto whole = ReadDumpJson(e.path().string());
+    auto flat = ReadFlatDump(e.path().string());
+    ASSERT_EQ(whole.ok(), flat.ok()) << e.path();
+    if (!whole.ok()) continue;
+    ++files;
+    std::vector<OpRow> want = FlattenDump(*whole);
+    ASSERT_EQ(flat->rows.size(), want.size()) << e.path();
+    for (size_t i = 0; i < want.size(); ++i)
+      ASSERT_EQ(RowText(flat->rows[i]), RowText(want[i])) << e.path();
+    bool md5 = false;
+    for (const DumpEntry& d : whole->entries) md5 = md5 || ValueHasMd5(d.value);
+    EXPECT_EQ(flat->has_md5, md5) << e.path();
+    EXPECT_TRUE(flat->file.entries.empty());
+    EXPECT_EQ(flat->file.task, whole->task);
+    EXPECT_EQ(flat->file.level, whole->level);
+  }
+  EXPECT_GE(files, 15);
+}
+
+// A repeated entry name keeps its first position and last value (Python's
+// dict): a stream cannot say so, so the file is read whole.
+TEST(ReadFlatDumpTest, RepeatedEntryNamesAreReadAsPythonDoes) {
+  std::string dir = ::testing::TempDir() + "/flat_repeat";
+  std::filesystem::create_directories(dir);
+  std::string path = dir + "/dump.json";
+  auto tensor = [](double max) {
+    return "{\"type\": \"torch.Tensor\", \"dtype\": \"torch.float32\", "
+           "\"shape\": [2], \"Max\": " +
+           std::to_string(max) +
+           ", \"Min\": 0, \"Mean\": 0, \"Norm\": 1, \"requires_grad\": "
+           "false}";
+  };
+  std::ofstream(path) << "{\"task\": \"statistics\", \"data\": {"
+                      << "\"A.0.forward\": {\"output\": [" << tensor(1)
+                      << "]}, \"B.0.forward\": {\"output\": [" << tensor(2)
+                      << "]}, \"A.0.forward\": {\"output\": [" << tensor(3)
+                      << "]}}}";
+  auto flat = ReadFlatDump(path);
+  ASSERT_TRUE(flat.ok()) << flat.status().ToString();
+  ASSERT_EQ(flat->rows.size(), 2u);
+  EXPECT_EQ(flat->rows[0].name, "A.0.forward.output.0");
+  EXPECT_EQ(flat->rows[0].stats[0].as_double(), 3);  // the last value
+  EXPECT_EQ(flat->rows[1].name, "B.0.forward.output.0");
+  auto streamed =
+      ReadDumpJsonStreaming(path, [](DumpEntry, size_t) { return Status::Ok(); });
+  EXPECT_EQ(streamed.status().code(), StatusCode::kNotSupported);
+}
+
+TEST(ReadFlatDumpTest, ASinkErrorStopsTheRead) {
+  std::string path = std::string(LOCKSTEP_FIXTURES_DIR) +
+                     "/msprobe/quick_start/step0/proc2016/dump.json";
+  size_t calls = 0;
+  auto d = ReadDumpJsonStreaming(path, [&calls](DumpEntry e, size_t i) {
+    ++calls;
+    if (i == 3) return Status::InvalidArgument(e.name, "stop here");
+    return Status::Ok();
+  });
+  ASSERT_FALSE(d.ok());
+  EXPECT_EQ(calls, 4u);
+  EXPECT_NE(d.status().message().find("stop here"), std::string::npos);
 }
 
 }  // namespace

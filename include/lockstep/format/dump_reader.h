@@ -51,6 +51,9 @@ using DumpEntrySink = std::function<Status(DumpEntry entry, size_t index)>;
 // it with ReadDumpJson. An entry that is not a dict is Corruption.
 StatusOr<DumpFile> ReadDumpJsonStreaming(const std::string& path,
                                          const DumpEntrySink& sink);
+StatusOr<DumpFile> ReadDumpJsonStreamingFromString(
+    std::string_view text, const std::string& path_for_messages,
+    const DumpEntrySink& sink);
 
 // Reads stack.json in either format:
 //   HEAD: {"0": [[names...], [frames...]], "1": ...}  (stacks shared by names)
