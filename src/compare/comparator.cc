@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <limits>
 
 #include "lockstep/compare/align.h"
@@ -53,9 +54,9 @@ std::string StackCell(const MsprobeRow& row, const StackMap* stack,
 }
 
 // The row's cells in CompareHeader's order, through `b` (reused per row).
-PackedCells BuildCells(CompareMode mode, const MsprobeRow& row,
-                       bool with_stack, const StackMap* stack,
-                       bool first_of_entry, PackedCellsBuilder* b) {
+PackedCells BuildCells(CompareMode mode, const MsprobeRow& row, bool with_stack,
+                       const StackMap* stack, bool first_of_entry,
+                       PackedCellsBuilder* b) {
   const OpRow& a = *row.npu;
   const OpRow* o = row.bench;
   std::string_view na = kNA;
@@ -95,7 +96,9 @@ double WorstStatRelErr(const MsprobeRow& row) {
   for (int i = 4; i < 8; ++i) {
     const Cell& c = row.stat_diffs[i];
     if (c.is_num || c.str.empty() || c.str.back() != '%') continue;
-    double v = std::strtod(c.str.c_str(), nullptr) / 100;
+    double v = 0;
+    std::from_chars(c.str.data(), c.str.data() + c.str.size() - 1, v);
+    v /= 100;
     if (std::isnan(worst) || v > worst) worst = v;
   }
   return worst;
@@ -307,8 +310,8 @@ CompareRow MakeRow(CompareMode mode, const MsprobeRow& r,
                    bool with_stack, bool first_of_entry,
                    PackedCellsBuilder* cells) {
   CompareRow out;
-  out.cells = BuildCells(mode, r, with_stack, pair.target_stack,
-                         first_of_entry, cells);
+  out.cells =
+      BuildCells(mode, r, with_stack, pair.target_stack, first_of_entry, cells);
   out.npu_name = r.npu->name;
   out.bench_name = r.bench ? r.bench->name : kNA;
   out.entry = r.npu->entry;
@@ -357,37 +360,45 @@ Status CompareRankPair(const DumpPair& pair, const CompareOptions& options,
   TimingMark("compare: match rows");
   bool with_stack = std::find(result->columns.begin(), result->columns.end(),
                               "NPU_Stack_Info") != result->columns.end();
-  result->rows.reserve(result->rows.size() + trows.size());
   // Rows go through msprobe's arithmetic a block of whole entries at a time
   // (its rules look at one entry's rows together), so that the msprobe
-  // rows of a block are all that exist at once. Tensor mode takes all rows
+  // rows of a block are all that exist at once; blocks run in parallel,
+  // each filling its own slots of result->rows. Tensor mode takes all rows
   // in one block: its metrics run in parallel over them.
-  const size_t block = result->mode == CompareMode::kTensor
-                           ? std::max<size_t>(trows.size(), 1)
-                           : 4096;
-  std::vector<MsprobeRow> rows;
-  PackedCellsBuilder cells;
+  const bool tensor = result->mode == CompareMode::kTensor;
+  const size_t block = tensor ? std::max<size_t>(trows.size(), 1) : 4096;
+  std::vector<std::pair<size_t, size_t>> blocks;
   for (size_t lo = 0; lo < trows.size();) {
     size_t hi = std::min(trows.size(), lo + block);
     while (hi < trows.size() && trows[hi].entry == trows[hi - 1].entry) ++hi;
-    rows.assign(hi - lo, MsprobeRow());
+    blocks.emplace_back(lo, hi);
+    lo = hi;
+  }
+  const size_t base = result->rows.size();
+  result->rows.resize(base + trows.size());
+  auto run_block = [&](size_t k) {
+    auto [lo, hi] = blocks[k];
+    std::vector<MsprobeRow> rows(hi - lo);
     for (size_t i = lo; i < hi; ++i) {
       rows[i - lo].npu = &trows[i];
       if (match[i] >= 0)
         rows[i - lo].bench = &brows[static_cast<size_t>(match[i])];
     }
+    // Only tensor mode (one block, never run concurrently) adds warnings.
     std::vector<TensorPairFacts> facts =
         FillModeCells(pair, options, result, &rows);
     ApplyMsprobeRules(result->mode, &rows);
+    PackedCellsBuilder cells;
     for (size_t i = lo; i < hi; ++i) {
       bool first = i == 0 || trows[i - 1].entry != trows[i].entry;
-      result->rows.push_back(
-          MakeRow(result->mode, rows[i - lo],
-                  facts.empty() ? nullptr : &facts[i - lo], pair, with_stack,
-                  first, &cells));
+      result->rows[base + i] = MakeRow(result->mode, rows[i - lo],
+                                       facts.empty() ? nullptr : &facts[i - lo],
+                                       pair, with_stack, first, &cells);
     }
-    lo = hi;
-  }
+  };
+  TimingMark("compare: prepare rows");
+  ParallelFor(blocks.size(), tensor ? 1 : HardwareThreads(), run_block);
+  TimingMark("compare: make rows");
   return Status::Ok();
 }
 

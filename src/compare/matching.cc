@@ -1,11 +1,11 @@
 #include "lockstep/compare/matching.h"
 
-#include "lockstep/compare/fuzzy_match.h"
-
 #include <cctype>
 #include <deque>
 #include <string_view>
 #include <unordered_map>
+
+#include "lockstep/compare/fuzzy_match.h"
 
 namespace lockstep {
 namespace {
@@ -87,8 +87,8 @@ std::vector<std::string_view> KeyViews(const std::vector<OpRow>& rows,
       if (to.empty() || name.compare(0, entry.size(), entry) != 0) {
         keys[k] = name;
       } else {
-        keys[k] = store->emplace_back(std::string(to).append(
-            name, entry.size(), std::string::npos));
+        keys[k] = store->emplace_back(
+            std::string(to).append(name, entry.size(), std::string::npos));
       }
     }
     i = j;

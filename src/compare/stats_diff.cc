@@ -1,6 +1,7 @@
 #include "lockstep/compare/stats_diff.h"
 
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <optional>
@@ -31,14 +32,33 @@ bool ParseNumber(const std::string& s, double* out) {
   return true;
 }
 
+bool IsIntOrFloat(const PyValue& v) {
+  return v.kind() == PyValue::Kind::kFloat || v.kind() == PyValue::Kind::kInt;
+}
+
+// str() of an int or float, written to `buf` (kPyFloatReprMax bytes).
+std::string_view NumStr(const PyValue& v, char* buf) {
+  if (v.kind() == PyValue::Kind::kFloat)
+    return std::string_view(
+        buf, static_cast<size_t>(PyFloatReprTo(v.as_double(), buf)));
+  auto r = std::to_chars(buf, buf + kPyFloatReprMax, v.as_int());
+  return std::string_view(buf, static_cast<size_t>(r.ptr - buf));
+}
+
+// Classify for an int or float whose str() is `str`.
+Kind ClassifyNum(const PyValue& v, std::string_view str, double* num) {
+  double d = v.as_double();
+  if (std::isnan(d)) return Kind::kNan;
+  if (std::isinf(d)) return d > 0 ? Kind::kInf : Kind::kNegInf;
+  // msprobe re-parses str(value) with pandas: reproduce its rounding.
+  *num = PandasParseFloat(str).value_or(d);
+  return Kind::kNum;
+}
+
 Kind Classify(const PyValue& v, double* num) {
-  if (v.kind() == PyValue::Kind::kFloat || v.kind() == PyValue::Kind::kInt) {
-    double d = v.as_double();
-    if (std::isnan(d)) return Kind::kNan;
-    if (std::isinf(d)) return d > 0 ? Kind::kInf : Kind::kNegInf;
-    // msprobe re-parses str(value) with pandas: reproduce its rounding.
-    *num = PandasParseFloat(v.PyStr()).value_or(d);
-    return Kind::kNum;
+  if (IsIntOrFloat(v)) {
+    char buf[kPyFloatReprMax];
+    return ClassifyNum(v, NumStr(v, buf), num);
   }
   std::string s = v.PyStr();
   std::string l = Lower(s);
@@ -70,10 +90,21 @@ std::string DfStr(const PyValue& v) {
 
 std::pair<Cell, Cell> StatDiff(const PyValue& npu, const PyValue* bench) {
   if (bench == nullptr) return Both(kNA);
-  if (DfStr(npu) == DfStr(*bench)) return Both("0");
   double a = 0, b = 0;
-  Kind ka = Classify(npu, &a);
-  Kind kb = Classify(*bench, &b);
+  Kind ka, kb;
+  if (IsIntOrFloat(npu) && IsIntOrFloat(*bench)) {
+    // The common case, with each str() made once ("nan" == "nan" as "Nan"
+    // == "Nan" in DfStr).
+    char sa[kPyFloatReprMax], sb[kPyFloatReprMax];
+    std::string_view ta = NumStr(npu, sa), tb = NumStr(*bench, sb);
+    if (ta == tb) return Both("0");
+    ka = ClassifyNum(npu, ta, &a);
+    kb = ClassifyNum(*bench, tb, &b);
+  } else {
+    if (DfStr(npu) == DfStr(*bench)) return Both("0");
+    ka = Classify(npu, &a);
+    kb = Classify(*bench, &b);
+  }
   if (ka == Kind::kNA || kb == Kind::kNA) return Both(kNA);
   if (ka == Kind::kNum && kb == Kind::kNum) {
     double diff = a - b;

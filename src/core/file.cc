@@ -260,8 +260,8 @@ bool WriteAll(int fd, std::string_view data) {
 // failure removes what it created. Messages name `path`, the file the
 // caller means (`file` may be its temporary name). `*exists` (if given) is
 // set when the name was taken.
-Status WriteNewFile(const std::string& path, const std::string& file,
-                    std::string_view data, bool* exists = nullptr) {
+Status WriteNewFileFrom(const std::string& path, const std::string& file,
+                        const ChunkSource& source, bool* exists = nullptr) {
   int fd = ::open(file.c_str(),
                   O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd < 0) {
@@ -270,11 +270,17 @@ Status WriteNewFile(const std::string& path, const std::string& file,
                                                "taken)"
                                              : "cannot create");
   }
-  if (!WriteAll(fd, data)) {
-    Status s = ErrnoStatus(path, "write failed");
-    ::close(fd);
-    ::unlink(file.c_str());
-    return s;
+  std::string chunk;
+  for (;;) {
+    chunk.clear();
+    bool more = source(&chunk);
+    if (!WriteAll(fd, chunk)) {
+      Status s = ErrnoStatus(path, "write failed");
+      ::close(fd);
+      ::unlink(file.c_str());
+      return s;
+    }
+    if (!more) break;
   }
   if (::close(fd) != 0) {
     Status s = ErrnoStatus(path, "close failed");
@@ -282,6 +288,18 @@ Status WriteNewFile(const std::string& path, const std::string& file,
     return s;
   }
   return Status::Ok();
+}
+
+ChunkSource WholeText(std::string_view data) {
+  return [data](std::string* chunk) {
+    chunk->assign(data);
+    return false;
+  };
+}
+
+Status WriteNewFile(const std::string& path, const std::string& file,
+                    std::string_view data, bool* exists = nullptr) {
+  return WriteNewFileFrom(path, file, WholeText(data), exists);
 }
 
 // A temporary name beside `path` that no other writer picks: the pid, a
@@ -301,13 +319,14 @@ std::string TempName(const std::string& path) {
   return path + tail;
 }
 
-// Writes `data` under a fresh temporary name beside `path`; returns it.
+// Writes the source's text under a fresh temporary name beside `path`;
+// returns it.
 StatusOr<std::string> WriteTemp(const std::string& path,
-                                std::string_view data) {
+                                const ChunkSource& source) {
   for (int attempt = 0;; ++attempt) {
     std::string tmp = TempName(path);
     bool exists = false;
-    Status s = WriteNewFile(path, tmp, data, &exists);
+    Status s = WriteNewFileFrom(path, tmp, source, &exists);
     if (s.ok()) return tmp;
     if (!exists || attempt == 8) return s;
   }
@@ -320,7 +339,7 @@ Status WriteFileDirect(const std::string& path, std::string_view data) {
 }
 
 Status WriteFileAtomic(const std::string& path, std::string_view data) {
-  LOCKSTEP_ASSIGN_OR_RETURN(std::string tmp, WriteTemp(path, data));
+  LOCKSTEP_ASSIGN_OR_RETURN(std::string tmp, WriteTemp(path, WholeText(data)));
   // rename() replaces whatever is at `path`, a symbolic link included,
   // without following it.
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
@@ -333,7 +352,12 @@ Status WriteFileAtomic(const std::string& path, std::string_view data) {
 
 StatusOr<bool> WriteFileIfAbsent(const std::string& path,
                                  std::string_view data) {
-  LOCKSTEP_ASSIGN_OR_RETURN(std::string tmp, WriteTemp(path, data));
+  return WriteFileIfAbsentFrom(path, WholeText(data));
+}
+
+StatusOr<bool> WriteFileIfAbsentFrom(const std::string& path,
+                                     const ChunkSource& source) {
+  LOCKSTEP_ASSIGN_OR_RETURN(std::string tmp, WriteTemp(path, source));
   // link() publishes the whole file under `path` only if nothing is there.
   int rc = ::link(tmp.c_str(), path.c_str());
   int err = errno;

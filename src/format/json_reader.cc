@@ -270,7 +270,7 @@ std::string_view TreeBuilder::MemberKey(size_t i, size_t k) const {
   if (!Streaming(i)) return members_[stack_[i].start + k].first;
   if (k < streamed_) {
     return k + 1 == streamed_ ? std::string_view(last_streamed_)
-                             : std::string_view();
+                              : std::string_view();
   }
   return members_[stack_[i].start + k - streamed_].first;
 }

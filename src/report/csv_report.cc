@@ -12,6 +12,25 @@ namespace lockstep {
 namespace {
 
 constexpr size_t kRowsPerPart = 1000000;
+constexpr size_t kRowsPerChunk = 16384;  // rows rendered per write
+
+void AppendRows(const CompareResult& result, size_t begin, size_t end,
+                std::string* out) {
+  for (size_t i = begin; i < end; ++i) {
+    // Names, dtypes and non-tensor values come from the user's dumps: a
+    // cell that could run as a formula is neutralised.
+    const PackedCells& row = result.rows[i].cells;
+    for (size_t c = 0; c < row.size(); ++c) {
+      if (c) out->push_back(',');
+      if (CsvIsFormulaLike(row[c])) {
+        AppendCsvCell(CsvNeutralise(row[c]), out);
+      } else {
+        AppendCsvCell(row[c], out);
+      }
+    }
+    out->push_back('\n');
+  }
+}
 
 }  // namespace
 
@@ -29,20 +48,7 @@ std::string RenderCompareCsv(const CompareResult& result, size_t begin,
   std::string out;
   out.reserve((end - begin) * 256 + 512);
   AppendCsvLine(result.columns, &out);
-  for (size_t i = begin; i < end; ++i) {
-    // Names, dtypes and non-tensor values come from the user's dumps: a
-    // cell that could run as a formula is neutralised.
-    const PackedCells& row = result.rows[i].cells;
-    for (size_t c = 0; c < row.size(); ++c) {
-      if (c) out.push_back(',');
-      if (CsvIsFormulaLike(row[c])) {
-        AppendCsvCell(CsvNeutralise(row[c]), &out);
-      } else {
-        AppendCsvCell(row[c], &out);
-      }
-    }
-    out.push_back('\n');
-  }
+  AppendRows(result, begin, end, &out);
   return out;
 }
 
@@ -76,14 +82,24 @@ StatusOr<std::vector<std::string>> WriteCompareCsv(
     for (size_t p = 0; p < parts; ++p) {
       size_t pb = b + p * kRowsPerPart, pe = std::min(e, pb + kRowsPerPart);
       std::string part = parts > 1 ? "_part_" + std::to_string(p + 1) : "";
-      std::string text = RenderCompareCsv(result, pb, pe);
       // An earlier run's file of the same second keeps its name: this one
       // takes the next free "_N".
       for (int n = 1;; ++n) {
         if (n > 1000) return Status::IoError(stem, "no free file name");
-        std::string path = stem + (n > 1 ? "_" + std::to_string(n) : "") +
-                           part + ".csv";
-        LOCKSTEP_ASSIGN_OR_RETURN(bool written, WriteFileIfAbsent(path, text));
+        std::string path =
+            stem + (n > 1 ? "_" + std::to_string(n) : "") + part + ".csv";
+        // Written as rendered, a block of rows at a time: the text of a
+        // large compare is never whole in memory.
+        size_t next = pb;
+        ChunkSource source = [&](std::string* chunk) {
+          if (next == pb) AppendCsvLine(result.columns, chunk);
+          size_t to = std::min(pe, next + kRowsPerChunk);
+          AppendRows(result, next, to, chunk);
+          next = to;
+          return next < pe;
+        };
+        LOCKSTEP_ASSIGN_OR_RETURN(bool written,
+                                  WriteFileIfAbsentFrom(path, source));
         if (written) {
           paths.push_back(path);
           break;

@@ -156,9 +156,8 @@ namespace lockstep {
 namespace {
 
 std::string RowText(const OpRow& r) {
-  std::string s = r.name + "|" + r.entry + "|" +
-                  std::to_string(r.entry_index) + "|" +
-                  RowStateName(r.state) + "|" + r.dtype + "|" + r.shape +
+  std::string s = r.name + "|" + r.entry + "|" + std::to_string(r.entry_index) +
+                  "|" + RowStateName(r.state) + "|" + r.dtype + "|" + r.shape +
                   "|" + r.requires_grad + "|" + r.data_name + "|" + r.md5 +
                   "|" + std::to_string(r.nbytes) + "|" +
                   std::to_string(r.is_null) + std::to_string(r.is_tensor);
@@ -217,8 +216,8 @@ TEST(ReadFlatDumpTest, RepeatedEntryNamesAreReadAsPythonDoes) {
   EXPECT_EQ(flat->rows[0].name, "A.0.forward.output.0");
   EXPECT_EQ(flat->rows[0].stats[0].as_double(), 3);  // the last value
   EXPECT_EQ(flat->rows[1].name, "B.0.forward.output.0");
-  auto streamed =
-      ReadDumpJsonStreaming(path, [](DumpEntry, size_t) { return Status::Ok(); });
+  auto streamed = ReadDumpJsonStreaming(
+      path, [](DumpEntry, size_t) { return Status::Ok(); });
   EXPECT_EQ(streamed.status().code(), StatusCode::kNotSupported);
 }
 

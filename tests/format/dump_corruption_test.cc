@@ -25,11 +25,11 @@ std::string Slurp(const std::string& path) {
 // The streaming reader (what compare uses) must fail alike.
 Status StreamedError(std::string_view text, const std::string& path) {
   size_t seen = 0;
-  auto d = ReadDumpJsonStreamingFromString(
-      text, path, [&seen](DumpEntry, size_t index) {
-        EXPECT_EQ(index, seen++);
-        return Status::Ok();
-      });
+  auto d = ReadDumpJsonStreamingFromString(text, path,
+                                           [&seen](DumpEntry, size_t index) {
+                                             EXPECT_EQ(index, seen++);
+                                             return Status::Ok();
+                                           });
   return d.ok() ? Status::Ok() : d.status();
 }
 
@@ -161,8 +161,7 @@ TEST(DumpCorruptionTest, RandomByteDamageNeverCrashes) {
           << streamed.ToString();
     } else {
       // Damage can repeat an entry name: the stream then asks for a tree.
-      ASSERT_TRUE(streamed.ok() ||
-                  streamed.code() == StatusCode::kNotSupported)
+      ASSERT_TRUE(streamed.ok() || streamed.code() == StatusCode::kNotSupported)
           << streamed.ToString();
     }
   }

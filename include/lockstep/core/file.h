@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -79,6 +80,16 @@ Status WriteFileAtomic(const std::string& path, std::string_view data);
 // when the name was taken (nothing written).
 StatusOr<bool> WriteFileIfAbsent(const std::string& path,
                                  std::string_view data);
+
+// Produces a file's text a chunk at a time: sets *chunk (empty on entry) to
+// the next piece; returns false when that piece was the last.
+using ChunkSource = std::function<bool(std::string* chunk)>;
+
+// WriteFileIfAbsent for text too large to hold whole: written as `source`
+// produces it, into the temporary file once that is created (the source is
+// read once, until it returns false, or until a write fails).
+StatusOr<bool> WriteFileIfAbsentFrom(const std::string& path,
+                                     const ChunkSource& source);
 
 // Writes `data` to a new file `path` in place: one file creation instead of
 // two names, for files whose completeness another file vouches for (a
