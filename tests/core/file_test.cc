@@ -127,6 +127,35 @@ TEST_F(PlantedLinkTest, DirectWriteRefusesALinkAtThePath) {
   EXPECT_TRUE(std::filesystem::is_symlink(path));  // left as it was
 }
 
+// The CSV of a large compare is written as rendered, chunk by chunk.
+TEST_F(PlantedLinkTest, WriteIfAbsentFromASourceWritesEveryChunk) {
+  std::string path = dir_ + "/out/chunked.csv";
+  int calls = 0;
+  std::string want;
+  ChunkSource source = [&](std::string* chunk) {
+    EXPECT_TRUE(chunk->empty());
+    *chunk = "chunk " + std::to_string(calls) + "\n";
+    want += *chunk;
+    return ++calls < 5;
+  };
+  auto written = WriteFileIfAbsentFrom(path, source);
+  ASSERT_TRUE(written.ok() && *written);
+  EXPECT_EQ(calls, 5);
+  EXPECT_EQ(*ReadFileToString(path), want);
+  // A taken name: the new text is written aside, then dropped.
+  calls = 0;
+  want.clear();
+  auto again = WriteFileIfAbsentFrom(path, source);
+  ASSERT_TRUE(again.ok());
+  EXPECT_FALSE(*again);
+  EXPECT_EQ(*ReadFileToString(path),
+            "chunk 0\nchunk 1\nchunk 2\nchunk 3\nchunk 4\n");
+  int files = 0;
+  for (auto& e : std::filesystem::directory_iterator(dir_ + "/out"))
+    files += e.is_regular_file();
+  EXPECT_EQ(files, 1);  // no temporary file left
+}
+
 TEST_F(PlantedLinkTest, WriteIfAbsentNeverReplaces) {
   std::string path = dir_ + "/out/compare_result.csv";
   auto first = WriteFileIfAbsent(path, "one");
