@@ -29,8 +29,9 @@ void PrintRank(const RankSummary& r) {
     std::printf("  unreadable: %s\n", EscapeControl(r.error).c_str());
     return;
   }
-  std::printf("  task %s, level %s, framework %s\n", EscapeControl(r.task).c_str(),
-              EscapeControl(r.level).c_str(), EscapeControl(r.framework).c_str());
+  std::printf("  task %s, level %s, framework %s\n",
+              EscapeControl(r.task).c_str(), EscapeControl(r.level).c_str(),
+              EscapeControl(r.framework).c_str());
   std::printf("  entries %lld (forward %lld, backward %lld), rows %lld\n",
               static_cast<long long>(r.entries),
               static_cast<long long>(r.forward_entries),
@@ -45,7 +46,8 @@ void PrintRank(const RankSummary& r) {
   }
   std::printf("\n  dtypes:");
   for (const auto& [d, n] : r.dtypes)
-    std::printf(" %s x%lld", EscapeControl(d).c_str(), static_cast<long long>(n));
+    std::printf(" %s x%lld", EscapeControl(d).c_str(),
+                static_cast<long long>(n));
   std::printf("\n  stack.json %s, construct.json %s\n",
               r.has_stack ? "yes" : "no", r.has_construct ? "yes" : "no");
 }
@@ -64,7 +66,8 @@ int Run(int argc, char** argv) {
   StatusOr<DumpSummary> s = InspectDump(path);
   if (!s.ok()) return ReportError(s.status());
   for (const auto& w : s->warnings) LogWarning(w);
-  std::printf("dump %s: %zu rank dump(s)\n", EscapeControl(s->root).c_str(), s->ranks.size());
+  std::printf("dump %s: %zu rank dump(s)\n", EscapeControl(s->root).c_str(),
+              s->ranks.size());
   bool all_bad = true;
   for (const auto& r : s->ranks) {
     PrintRank(r);

@@ -15,14 +15,17 @@ namespace {
 
 void PrintRow(const char* tag, const OpRow& r) {
   std::printf("    %s %s %s %s max=%s min=%s mean=%s norm=%s\n", tag,
-              EscapeControl(r.name).c_str(), EscapeControl(r.dtype).c_str(), EscapeControl(r.shape).c_str(),
-              EscapeControl(r.stats[0].PyStr()).c_str(), EscapeControl(r.stats[1].PyStr()).c_str(),
-              EscapeControl(r.stats[2].PyStr()).c_str(), EscapeControl(r.stats[3].PyStr()).c_str());
+              EscapeControl(r.name).c_str(), EscapeControl(r.dtype).c_str(),
+              EscapeControl(r.shape).c_str(),
+              EscapeControl(r.stats[0].PyStr()).c_str(),
+              EscapeControl(r.stats[1].PyStr()).c_str(),
+              EscapeControl(r.stats[2].PyStr()).c_str(),
+              EscapeControl(r.stats[3].PyStr()).c_str());
 }
 
 void PrintEntry(const OverflowReport& rep, const OverflowEntry& e, bool first) {
-  std::printf("  %s%s [%s]%s\n", first ? "FIRST " : "", EscapeControl(e.entry).c_str(),
-              OverflowKindName(e.kind),
+  std::printf("  %s%s [%s]%s\n", first ? "FIRST " : "",
+              EscapeControl(e.entry).c_str(), OverflowKindName(e.kind),
               e.origin ? " (origin: inputs clean, outputs overflow)" : "");
   for (size_t i : e.bad_rows) PrintRow("overflow", rep.rows[i]);
   for (size_t i : e.inputs) PrintRow("input   ", rep.rows[i]);
@@ -48,7 +51,8 @@ int64_t Analyze(const RankLayout& rank, int64_t step, bool all) {
   if (rep.first_origin >= 0) {
     std::printf(
         "; first origin (inputs clean, outputs overflow): %s",
-        EscapeControl(rep.entries[static_cast<size_t>(rep.first_origin)].entry).c_str());
+        EscapeControl(rep.entries[static_cast<size_t>(rep.first_origin)].entry)
+            .c_str());
   }
   std::printf("\n");
   for (size_t i = 0; i < rep.entries.size(); ++i) {

@@ -65,8 +65,7 @@ StatusOr<CompareResult> CompareDumpPaths(const std::string& target,
   for (const RankPair& p : pairing.pairs) {
     // The two files are read at once, each flattened entry by entry.
     StatusOr<FlatDump> t = Status::Internal("unread"), b = t;
-    std::thread other(
-        [&] { b = ReadFlatDump(p.baseline.dump_json); });
+    std::thread other([&] { b = ReadFlatDump(p.baseline.dump_json); });
     t = ReadFlatDump(p.target.dump_json);
     other.join();
     TimingMark("compare: read and flatten both dump.json");

@@ -19,8 +19,8 @@ bool IsNumber(std::string_view cell) {
 }  // namespace
 
 bool CsvIsFormulaLike(std::string_view cell) {
-  if (cell.empty() || std::string_view("=+-@\t\r").find(cell[0]) ==
-                          std::string_view::npos)
+  if (cell.empty() ||
+      std::string_view("=+-@\t\r").find(cell[0]) == std::string_view::npos)
     return false;
   return !IsNumber(cell);
 }

@@ -52,8 +52,8 @@ class HostilePathsTest : public ::testing::Test {
   }
   // Compares; expects a failure naming `what`.
   void ExpectRefused(const std::string& what) {
-    CmdRun r = lockstep::testing::RunLockstep(
-        "compare " + dir_ + "t " + dir_ + "b -o " + dir_ + "out");
+    CmdRun r = lockstep::testing::RunLockstep("compare " + dir_ + "t " + dir_ +
+                                              "b -o " + dir_ + "out");
     EXPECT_EQ(r.code, 1) << r.out;
     EXPECT_NE(r.out.find("FAIL"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find(what), std::string::npos) << r.out;
@@ -98,8 +98,7 @@ TEST_F(HostilePathsTest, DirectoryInPlaceOfATensorIsRefused) {
 
 TEST_F(HostilePathsTest, SymlinkedTensorDirectoryIsNotFollowed) {
   fs::rename(dir_ + "t/dump_tensor_data", dir_ + "elsewhere");
-  fs::create_directory_symlink(dir_ + "elsewhere",
-                               dir_ + "t/dump_tensor_data");
+  fs::create_directory_symlink(dir_ + "elsewhere", dir_ + "t/dump_tensor_data");
   ExpectRefused("is a symbolic link");
 }
 
