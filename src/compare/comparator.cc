@@ -20,14 +20,7 @@
 namespace lockstep {
 namespace {
 
-bool DumpHasMd5(const DumpFile& d) {
-  for (const auto& e : d.entries) {
-    if (ValueHasMd5(e.value)) return true;
-  }
-  return false;
-}
-
-std::string_view Md5Cell(const OpRow* r) {
+std::string Md5Cell(const OpRow* r) {
   if (r == nullptr || r->md5.empty()) return kNA;
   return r->md5;
 }
@@ -293,8 +286,7 @@ std::vector<TensorPairFacts> FillModeCells(const DumpPair& pair,
       return {};
     case CompareMode::kMd5:
       for (auto& r : *rows) {
-        r.metrics = {Cell::Str(std::string(Md5Cell(r.npu))),
-                     Cell::Str(std::string(Md5Cell(r.bench)))};
+        r.metrics = {Cell::Str(Md5Cell(r.npu)), Cell::Str(Md5Cell(r.bench))};
       }
       return {};
     case CompareMode::kTensor:
@@ -352,10 +344,6 @@ Status CompareRankPair(const DumpPair& pair, const CompareOptions& options,
   std::vector<OpRow> brows = pair.baseline_rows != nullptr
                                  ? std::move(*pair.baseline_rows)
                                  : FlattenDump(*pair.baseline);
-  if (pair.release_entries) {  // the rows hold all that is needed now
-    for (const DumpFile* d : {pair.target, pair.baseline})
-      std::vector<DumpEntry>().swap(const_cast<DumpFile*>(d)->entries);
-  }
   std::vector<int> match = MatchFor(trows, brows, pair, options, result);
   TimingMark("compare: match rows");
   bool with_stack = std::find(result->columns.begin(), result->columns.end(),

@@ -111,13 +111,6 @@ bool DTypesComparable(const std::string& a, const std::string& b) {
          (IsMsFloatFamily(a) && IsMsFloatFamily(b));
 }
 
-std::vector<std::string> CompareKeys(const std::vector<OpRow>& rows,
-                                     const MatchOptions& options) {
-  std::deque<std::string> store;
-  std::vector<std::string_view> views = KeyViews(rows, options, &store);
-  return std::vector<std::string>(views.begin(), views.end());
-}
-
 std::string FuzzyName(const std::string& row_name) {
   std::vector<std::string_view> p = Segments(row_name);
   // API rows: Prefix.api.N.forward|backward.io...; modules keep their index

@@ -272,6 +272,13 @@ bool ValueHasMd5(const PyValue& v) {
   return false;
 }
 
+bool DumpHasMd5(const DumpFile& dump) {
+  for (const DumpEntry& e : dump.entries) {
+    if (ValueHasMd5(e.value)) return true;
+  }
+  return false;
+}
+
 StatusOr<FlatDump> ReadFlatDump(const std::string& path) {
   FlatDump out;
   // msprobe writes 250-400 bytes of JSON a row: reserving for 256 saves
@@ -298,12 +305,7 @@ StatusOr<FlatDump> ReadFlatDump(const std::string& path) {
   LOCKSTEP_ASSIGN_OR_RETURN(DumpFile whole, ReadDumpJson(path));
   out = FlatDump();
   out.rows = FlattenDump(whole);
-  for (const DumpEntry& e : whole.entries) {
-    if (ValueHasMd5(e.value)) {
-      out.has_md5 = true;
-      break;
-    }
-  }
+  out.has_md5 = DumpHasMd5(whole);
   whole.entries.clear();
   out.file = std::move(whole);
   return out;

@@ -30,6 +30,27 @@ Status TakeString(const std::string& path, std::string_view key, PyValue v,
   return Status::Ok();
 }
 
+// An entry of "data" must be a dict.
+Status CheckEntry(const std::string& path, const std::string& name,
+                  const PyValue& value) {
+  if (value.kind() == PyValue::Kind::kDict) return Status::Ok();
+  return Status::Corruption(
+      path, StrCat("entry ", PyStrRepr(name), ": expected a dict, got ",
+                   PyKindName(value)));
+}
+
+// Maps the regular file at `path`, parses its text with `parse(text)` and
+// fails if the file shrank meanwhile (see MappedFile::CheckIntact).
+template <typename Parse>
+auto ParseMapped(const std::string& path, Parse parse)
+    -> decltype(parse(std::string_view())) {
+  LOCKSTEP_ASSIGN_OR_RETURN(auto file, MappedFile::Open(path, /*populate=*/true,
+                                                        /*regular_only=*/true));
+  auto result = parse(file->view());
+  LOCKSTEP_RETURN_IF_ERROR(file->CheckIntact());
+  return result;
+}
+
 Status TakeEntries(const std::string& path, PyValue data, DumpFile* dump) {
   if (data.kind() != PyValue::Kind::kDict) {
     return Status::Corruption(path, StrCat("\"data\" is ", PyKindName(data),
@@ -38,11 +59,7 @@ Status TakeEntries(const std::string& path, PyValue data, DumpFile* dump) {
   auto fields = data.TakeFields();
   dump->entries.reserve(fields.size());
   for (auto& [name, value] : fields) {
-    if (value.kind() != PyValue::Kind::kDict) {
-      return Status::Corruption(
-          path, StrCat("entry ", PyStrRepr(name), ": expected a dict, got ",
-                       PyKindName(value)));
-    }
+    LOCKSTEP_RETURN_IF_ERROR(CheckEntry(path, name, value));
     dump->entries.push_back(DumpEntry{std::move(name), std::move(value)});
   }
   return Status::Ok();
@@ -137,11 +154,9 @@ std::string PyKindName(const PyValue& v) {
 }
 
 StatusOr<DumpFile> ReadDumpJson(const std::string& path) {
-  LOCKSTEP_ASSIGN_OR_RETURN(auto file, MappedFile::Open(path, /*populate=*/true,
-                                                        /*regular_only=*/true));
-  StatusOr<DumpFile> dump = ReadDumpJsonFromString(file->view(), path);
-  LOCKSTEP_RETURN_IF_ERROR(file->CheckIntact());
-  return dump;
+  return ParseMapped(path, [&](std::string_view text) {
+    return ReadDumpJsonFromString(text, path);
+  });
 }
 
 StatusOr<DumpFile> ReadDumpJsonFromString(
@@ -153,12 +168,9 @@ StatusOr<DumpFile> ReadDumpJsonFromString(
 
 StatusOr<DumpFile> ReadDumpJsonStreaming(const std::string& path,
                                          const DumpEntrySink& sink) {
-  LOCKSTEP_ASSIGN_OR_RETURN(auto file, MappedFile::Open(path, /*populate=*/true,
-                                                        /*regular_only=*/true));
-  StatusOr<DumpFile> dump =
-      ReadDumpJsonStreamingFromString(file->view(), path, sink);
-  LOCKSTEP_RETURN_IF_ERROR(file->CheckIntact());
-  return dump;
+  return ParseMapped(path, [&](std::string_view text) {
+    return ReadDumpJsonStreamingFromString(text, path, sink);
+  });
 }
 
 StatusOr<DumpFile> ReadDumpJsonStreamingFromString(
@@ -167,11 +179,7 @@ StatusOr<DumpFile> ReadDumpJsonStreamingFromString(
   const std::string& path = path_for_messages;
   size_t index = 0;
   JsonMemberSink member = [&](std::string name, PyValue value) -> Status {
-    if (value.kind() != PyValue::Kind::kDict) {
-      return Status::Corruption(
-          path, StrCat("entry ", PyStrRepr(name), ": expected a dict, got ",
-                       PyKindName(value)));
-    }
+    LOCKSTEP_RETURN_IF_ERROR(CheckEntry(path, name, value));
     return sink(DumpEntry{std::move(name), std::move(value)}, index++);
   };
   bool needs_tree = false;
@@ -210,11 +218,9 @@ StatusOr<DumpFile> TakeDumpFields(
 }  // namespace
 
 StatusOr<StackMap> ReadStackJson(const std::string& path) {
-  LOCKSTEP_ASSIGN_OR_RETURN(auto file, MappedFile::Open(path, /*populate=*/true,
-                                                        /*regular_only=*/true));
-  StatusOr<StackMap> stack = ReadStackJsonFromString(file->view(), path);
-  LOCKSTEP_RETURN_IF_ERROR(file->CheckIntact());
-  return stack;
+  return ParseMapped(path, [&](std::string_view text) {
+    return ReadStackJsonFromString(text, path);
+  });
 }
 
 StatusOr<StackMap> ReadStackJsonFromString(
@@ -235,12 +241,9 @@ StatusOr<StackMap> ReadStackJsonFromString(
 }
 
 StatusOr<ConstructMap> ReadConstructJson(const std::string& path) {
-  LOCKSTEP_ASSIGN_OR_RETURN(auto file, MappedFile::Open(path, /*populate=*/true,
-                                                        /*regular_only=*/true));
-  StatusOr<ConstructMap> construct =
-      ReadConstructJsonFromString(file->view(), path);
-  LOCKSTEP_RETURN_IF_ERROR(file->CheckIntact());
-  return construct;
+  return ParseMapped(path, [&](std::string_view text) {
+    return ReadConstructJsonFromString(text, path);
+  });
 }
 
 StatusOr<ConstructMap> ReadConstructJsonFromString(

@@ -30,14 +30,8 @@ std::string CsvNeutralise(std::string_view cell) {
 }
 
 std::string CsvQuote(std::string_view cell) {
-  if (cell.find_first_of(",\"\n\r") == std::string_view::npos)
-    return std::string(cell);
-  std::string out = "\"";
-  for (char c : cell) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  out += '"';
+  std::string out;
+  AppendCsvCell(cell, &out);
   return out;
 }
 

@@ -46,11 +46,6 @@ struct DumpPair {
   const StackMap* target_stack = nullptr;  // may be null (no stack column)
   int step = -1;
   int rank = 0;
-  // When set, CompareRankPair frees both dumps' entries once it has
-  // flattened them into rows (the largest part of a compare's memory);
-  // their paths stay. REQUIRES: the DumpFiles are not const objects, and
-  // the caller needs no entry of them afterwards.
-  bool release_entries = false;
   // Rows already flattened (ReadFlatDump), moved from; the DumpFiles then
   // give only their top-level fields. Null: flatten the DumpFiles' entries.
   std::vector<OpRow>* target_rows = nullptr;

@@ -31,10 +31,6 @@ std::vector<int> MatchRows(const std::vector<OpRow>& target,
                            const std::vector<OpRow>& baseline,
                            const MatchOptions& options);
 
-// The key msprobe merges on (exact mode), for each row of one dump.
-std::vector<std::string> CompareKeys(const std::vector<OpRow>& rows,
-                                     const MatchOptions& options);
-
 // msprobe HEAD's Match.rename_api: the call index removed,
 // "Functional.conv2d.3.forward.input.0" -> "Functional.conv2d.forward.input.0"
 // (alignment's signature; fuzzy matching uses msprobe 1.2.2's rename).

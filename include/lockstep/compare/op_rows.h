@@ -55,6 +55,8 @@ std::string PyTypeName(const PyValue& v);
 // True when the value holds an "md5" key at any depth (a summary_mode md5
 // dump).
 bool ValueHasMd5(const PyValue& v);
+// True when any entry of the dump has one.
+bool DumpHasMd5(const DumpFile& dump);
 
 // A dump.json read for comparing: its top-level fields (no entries), its
 // entries flattened into rows as FlattenDump does, and whether any entry
