@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PKGS=(build-essential cmake ninja-build pkg-config zlib1g-dev rapidjson-dev libxlsxwriter-dev libcli11-dev
+PKGS=(build-essential cmake ninja-build pkg-config zlib1g-dev rapidjson-dev libxlsxwriter-dev libcli11-dev libjemalloc-dev
       libmpfr-dev libgtest-dev libgmock-dev libbenchmark-dev
       libtorch-dev libgloo-dev libopenblas0-pthread python3-torch chromium)
 

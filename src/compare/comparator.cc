@@ -87,11 +87,8 @@ PackedCells BuildCells(CompareMode mode, const MsprobeRow& row, bool with_stack,
 double WorstStatRelErr(const MsprobeRow& row) {
   double worst = std::numeric_limits<double>::quiet_NaN();
   for (int i = 4; i < 8; ++i) {
-    const Cell& c = row.stat_diffs[i];
-    if (c.is_num || c.str.empty() || c.str.back() != '%') continue;
     double v = 0;
-    std::from_chars(c.str.data(), c.str.data() + c.str.size() - 1, v);
-    v /= 100;
+    if (!row.stat_diffs[i].PercentValue(&v)) continue;
     if (std::isnan(worst) || v > worst) worst = v;
   }
   return worst;
@@ -304,8 +301,6 @@ CompareRow MakeRow(CompareMode mode, const MsprobeRow& r,
   CompareRow out;
   out.cells =
       BuildCells(mode, r, with_stack, pair.target_stack, first_of_entry, cells);
-  out.npu_name = r.npu->name;
-  out.bench_name = r.bench ? r.bench->name : kNA;
   out.entry = r.npu->entry;
   out.rank = pair.rank;
   out.step = pair.step;

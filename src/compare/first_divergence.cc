@@ -62,7 +62,7 @@ const std::map<std::string, std::vector<const char*>>& ArgNames() {
 
 // "argument `approximate`" / "argument 1" for an input row of `entry`.
 std::string ArgumentName(const CompareRow& r) {
-  const std::string& name = r.npu_name;
+  const std::string name(r.npu_name());
   size_t at = name.find(".input.", r.entry.size() > 0 ? r.entry.size() - 1 : 0);
   if (at == std::string::npos) return "argument " + name;
   std::string arg = name.substr(at + 7);
@@ -191,7 +191,7 @@ class RankWalker {
             r.rank,
             r.step,
             r.entry,
-            r.npu_name,
+            std::string(r.npu_name()),
             reason,
             std::move(detail),
             order_[pos]};
@@ -318,11 +318,13 @@ class RankWalker {
   }
 
   static std::string InputName(const CompareRow& r) {
-    size_t at = r.npu_name.rfind(".input.");
-    if (at != std::string::npos) return r.npu_name.substr(at + 7);
-    at = r.npu_name.rfind(".parameters.");
-    return at != std::string::npos ? "parameter " + r.npu_name.substr(at + 12)
-                                   : r.npu_name;
+    std::string_view name = r.npu_name();
+    size_t at = name.rfind(".input.");
+    if (at != std::string::npos) return std::string(name.substr(at + 7));
+    at = name.rfind(".parameters.");
+    return at != std::string::npos
+               ? "parameter " + std::string(name.substr(at + 12))
+               : std::string(name);
   }
 
   static std::string TargetVsBaseline(const CompareRow& r) {
@@ -390,7 +392,7 @@ FirstDivergence FindFirstDivergence(const std::vector<CompareRow>& rows,
               "no operator's error exceeds what its inputs explain: the "
               "runs drift apart by accumulated rounding, or the change "
               "happened outside the dumped operators";
-    return {true,     r.rank, r.step, r.entry, r.npu_name,
+    return {true,     r.rank, r.step, r.entry, std::string(r.npu_name()),
             r.reason, detail, i,      true};
   }
   return best;

@@ -1,24 +1,67 @@
 #include "lockstep/compare/msprobe_row.h"
 
+#include <charconv>
+#include <cstdlib>
+
 #include "lockstep/numerics/pyfloat.h"
 
 namespace lockstep {
 
 std::string Cell::ToCsv() const {
-  if (!is_num) return str;
-  if (std::isinf(num)) return num > 0 ? " inf" : " -inf";
-  return PyFloatRepr(num);
+  std::string out;
+  AppendCsv(&out);
+  return out;
 }
 
 void Cell::AppendCsv(std::string* out) const {
-  if (!is_num) {
-    out->append(str);
-  } else if (std::isinf(num)) {
-    out->append(num > 0 ? " inf" : " -inf");
-  } else {
-    char buf[kPyFloatReprMax];
-    out->append(buf, static_cast<size_t>(PyFloatReprTo(num, buf)));
+  char buf[kPyFloatReprMax];
+  if (is_num) {
+    if (std::isinf(num)) {
+      out->append(num > 0 ? " inf" : " -inf");
+    } else {
+      out->append(buf, static_cast<size_t>(PyFloatReprTo(num, buf)));
+    }
+    return;
   }
+  switch (text) {
+    case Text::kStr:
+      out->append(str);
+      return;
+    case Text::kRepr:
+    case Text::kPct:
+      out->append(buf, static_cast<size_t>(PyFloatReprTo(num, buf)));
+      if (text == Text::kPct) out->push_back('%');
+      return;
+  }
+}
+
+bool Cell::PercentValue(double* fraction) const {
+  if (is_num) return false;
+  if (text == Text::kPct) {
+    // str2float("<repr>%"): repr reads back as the same double.
+    *fraction = num / 100;
+    return true;
+  }
+  if (text != Text::kStr || str.empty() || str.back() != '%') return false;
+  *fraction = Str2Float(str);
+  return true;
+}
+
+// msprobe's str2float: "12.5%" -> 0.125; unparsable -> 0.
+double Str2Float(std::string s) {
+  while (!s.empty() && s.back() == '%') s.pop_back();
+  while (!s.empty() && s.front() == '%') s.erase(s.begin());
+  const char* b = s.c_str();
+  double d = 0;
+  // Our own cells are plain decimals: from_chars (correctly rounded, as
+  // strtod) is much faster; strtod takes what it does not (spaces, hex).
+  auto r = std::from_chars(b, b + s.size(), d);
+  if (r.ec == std::errc() && r.ptr == b + s.size()) return d / 100;
+  char* end = nullptr;
+  d = std::strtod(b, &end);
+  if (end == b) return 0;
+  while (*end == ' ') ++end;
+  return *end == '\0' ? d / 100 : 0;
 }
 
 const char* MsprobeResultName(MsprobeResult r) {

@@ -22,7 +22,8 @@ PackedCells::PackedCells(const std::vector<std::string>& cells) {
 size_t PackedCells::bytes() const {
   size_t n = size();
   if (n == 0) return 0;
-  return (1 + n) * sizeof(uint32_t) + Header()[n];
+  size_t width = Wide() ? sizeof(uint32_t) : sizeof(uint16_t);
+  return sizeof(uint32_t) + n * width + End(n - 1);
 }
 
 PackedCells::PackedCells(const PackedCells& other) { *this = other; }
@@ -34,7 +35,7 @@ PackedCells& PackedCells::operator=(const PackedCells& other) {
     buf_.reset();
     return *this;
   }
-  buf_.reset(new uint32_t[(bytes + 3) / 4]);
+  buf_.reset(new unsigned char[bytes]);
   std::memcpy(buf_.get(), other.buf_.get(), bytes);
   return *this;
 }
@@ -79,13 +80,24 @@ PackedCells PackedCellsBuilder::Finish() {
   PackedCells out;
   size_t n = ends_.size();
   if (n > 0) {
-    size_t head = (1 + n) * sizeof(uint32_t);
-    size_t bytes = head + chars_.size();
-    out.buf_.reset(new uint32_t[(bytes + 3) / 4]);
-    out.buf_[0] = static_cast<uint32_t>(n);
-    std::memcpy(out.buf_.get() + 1, ends_.data(), n * sizeof(uint32_t));
-    std::memcpy(reinterpret_cast<char*>(out.buf_.get()) + head, chars_.data(),
-                chars_.size());
+    LOCKSTEP_CHECK(n <= PackedCells::kCountMask);
+    bool wide = chars_.size() > std::numeric_limits<uint16_t>::max();
+    size_t width = wide ? sizeof(uint32_t) : sizeof(uint16_t);
+    size_t head = sizeof(uint32_t) + n * width;
+    out.buf_.reset(new unsigned char[head + chars_.size()]);
+    unsigned char* p = out.buf_.get();
+    uint32_t word0 = static_cast<uint32_t>(n) | (wide ? PackedCells::kWide : 0);
+    std::memcpy(p, &word0, sizeof(word0));
+    p += sizeof(word0);
+    if (wide) {
+      std::memcpy(p, ends_.data(), n * sizeof(uint32_t));
+    } else {
+      for (size_t i = 0; i < n; ++i) {
+        uint16_t e = static_cast<uint16_t>(ends_[i]);
+        std::memcpy(p + i * sizeof(e), &e, sizeof(e));
+      }
+    }
+    std::memcpy(out.buf_.get() + head, chars_.data(), chars_.size());
   }
   chars_.clear();
   ends_.clear();

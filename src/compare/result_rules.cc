@@ -34,26 +34,10 @@ std::string LowerTrim(std::string s) {
 }
 
 bool IsInfOrNan(const Cell& c) {
-  if (c.is_num) return std::isnan(c.num) || std::isinf(c.num);
-  std::string s = LowerTrim(c.str);
+  if (c.is_num || c.text == Cell::Text::kRepr)
+    return std::isnan(c.num) || std::isinf(c.num);
+  std::string s = LowerTrim(c.ToCsv());
   return s == "inf" || s == "-inf" || s == "nan";
-}
-
-// msprobe's str2float: "12.5%" -> 0.125; unparsable -> 0.
-double Str2Float(std::string s) {
-  while (!s.empty() && s.back() == '%') s.pop_back();
-  while (!s.empty() && s.front() == '%') s.erase(s.begin());
-  const char* b = s.c_str();
-  double d = 0;
-  // Our own cells are plain decimals: from_chars (correctly rounded, as
-  // strtod) is much faster; strtod takes what it does not (spaces, hex).
-  auto r = std::from_chars(b, b + s.size(), d);
-  if (r.ec == std::errc() && r.ptr == b + s.size()) return d / 100;
-  char* end = nullptr;
-  d = std::strtod(b, &end);
-  if (end == b) return 0;
-  while (*end == ' ') ++end;
-  return *end == '\0' ? d / 100 : 0;
 }
 
 // ApiData.get_min_or_max_value over one side's cells.
@@ -65,9 +49,7 @@ double MinOrMax(const std::vector<MsprobeRow*>& rows,
     double x;
     if (c.is_num) {
       x = c.num;
-    } else if (!c.str.empty() && c.str.back() == '%') {
-      x = Str2Float(c.str);
-    } else {
+    } else if (!c.PercentValue(&x)) {
       continue;
     }
     // Python's min/max with NaN keep the running value unless it compares.
@@ -193,7 +175,12 @@ void RelativeErrCheck(const Group& g, Ignore ig) {
   if (std::fabs(MinOrMax(g.inputs, NormRelOf, false)) >= 0.1) return;
   for (MsprobeRow* r : g.outputs) {
     const Cell& c = NormRelOf(*r);
-    double v = c.is_num ? c.num : Str2Float(c.str);
+    double v = 0;
+    if (c.is_num) {
+      v = c.num;
+    } else if (!c.PercentValue(&v)) {
+      v = Str2Float(c.ToCsv());
+    }
     if (std::fabs(v) > 0.5) {
       Raise(r, MsprobeResult::kError,
             "error: The NormRelativeErr of output is greater than 0.5.");

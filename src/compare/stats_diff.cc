@@ -108,9 +108,8 @@ std::pair<Cell, Cell> StatDiff(const PyValue& npu, const PyValue* bench) {
   if (ka == Kind::kNA || kb == Kind::kNA) return Both(kNA);
   if (ka == Kind::kNum && kb == Kind::kNum) {
     double diff = a - b;
-    Cell rel = b == 0 ? Cell::Str("inf")
-                      : Cell::Str(PyFloatRepr(std::fabs(diff / b * 100)) + "%");
-    return {Cell::Str(PyFloatRepr(diff)), rel};
+    Cell rel = b == 0 ? Cell::Str("inf") : Cell::Pct(std::fabs(diff / b * 100));
+    return {Cell::Repr(diff), rel};
   }
   bool special_a = ka == Kind::kNan || ka == Kind::kInf ||
                    ka == Kind::kNegInf || ka == Kind::kNum;

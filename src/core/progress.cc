@@ -85,8 +85,20 @@ void TimingMark(const char* what) {
       std::chrono::steady_clock::now();
   std::lock_guard<std::mutex> lock(mu);
   auto now = std::chrono::steady_clock::now();
-  std::fprintf(stderr, "[timing] %s %.3f s\n", what,
-               std::chrono::duration<double>(now - last).count());
+  // Resident memory now and at its peak (VmRSS, VmHWM), for where the
+  // memory goes as well as the time.
+  long rss_kb = -1, hwm_kb = -1;
+  if (std::FILE* f = std::fopen("/proc/self/status", "r")) {
+    char line[256];
+    while (std::fgets(line, sizeof(line), f) != nullptr) {
+      std::sscanf(line, "VmRSS: %ld", &rss_kb);
+      std::sscanf(line, "VmHWM: %ld", &hwm_kb);
+    }
+    std::fclose(f);
+  }
+  std::fprintf(stderr, "[timing] %s %.3f s (rss %ld MB, peak %ld MB)\n", what,
+               std::chrono::duration<double>(now - last).count(), rss_kb / 1024,
+               hwm_kb / 1024);
   last = now;
 }
 

@@ -65,7 +65,8 @@ void AppendDivergenceLink(const CompareResult& r, std::string* out) {
   const FirstDivergence& fd = r.first_divergence;
   if (fd.row_index >= r.rows.size()) return;
   std::string number = std::to_string(fd.row_index + 1);
-  std::string name = fd.row.empty() ? r.rows[fd.row_index].npu_name : fd.row;
+  std::string name =
+      fd.row.empty() ? std::string(r.rows[fd.row_index].npu_name()) : fd.row;
   *out += "<a id=\"fd-link\" class=\"fd-link\" href=\"#row=" + number +
           "\" data-row=\"" + std::to_string(fd.row_index) + "\">Go to row " +
           number + ": <code>" + HtmlEscape(name) + "</code> &rarr;</a>";

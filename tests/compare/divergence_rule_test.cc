@@ -74,7 +74,7 @@ class Stream {
   CompareRow Base(const std::string& entry, const std::string& io) {
     CompareRow r;
     r.entry = entry;
-    r.npu_name = entry + "." + io;
+    r.cells = PackedCells({entry + "." + io, entry + "." + io});
     r.step = step_;
     r.is_output = io.rfind("output", 0) == 0;
     r.is_input = !r.is_output;

@@ -54,7 +54,26 @@ TEST(PackedCellsTest, EmptyCopiesAndEdits) {
 
 TEST(PackedCellsTest, OneAllocationOfCountOffsetsAndCharacters) {
   PackedCells c = {"ab", "cde"};
-  EXPECT_EQ(c.bytes(), 3 * sizeof(uint32_t) + 5);
+  EXPECT_EQ(c.bytes(), sizeof(uint32_t) + 2 * sizeof(uint16_t) + 5);
+}
+
+// Offsets are 16-bit up to 65,535 characters a row and 32-bit beyond: every
+// cell reads back exactly on both sides of the switch.
+TEST(PackedCellsTest, RowsOver64KiBOfTextUseWideOffsets) {
+  for (size_t total : {size_t{65535}, size_t{65536}, size_t{200000}}) {
+    std::vector<std::string> want = {"first", std::string(total - 10, 'x'),
+                                     "last!"};
+    PackedCells c(want);
+    ASSERT_EQ(c.ToVector(), want) << total;
+    size_t width = total > 65535 ? sizeof(uint32_t) : sizeof(uint16_t);
+    EXPECT_EQ(c.bytes(), sizeof(uint32_t) + 3 * width + total) << total;
+    PackedCells copy = c;
+    EXPECT_EQ(copy[2], "last!");
+    copy.Set(1, "short");
+    EXPECT_EQ(copy.ToVector(),
+              (std::vector<std::string>{"first", "short", "last!"}));
+    EXPECT_EQ(copy.bytes(), sizeof(uint32_t) + 3 * sizeof(uint16_t) + 15);
+  }
 }
 
 // The builder, reused across rows as compare does, against a vector of

@@ -37,8 +37,8 @@ void CopyToy(const std::string& dir) {
 void ExpectVictimFails(const CompareResult& r, const std::string& why) {
   int victims = 0;
   for (const CompareRow& row : r.rows) {
-    if (row.npu_name != kVictimRow) {
-      EXPECT_EQ(row.verdict, Verdict::kPass) << row.npu_name;
+    if (row.npu_name() != kVictimRow) {
+      EXPECT_EQ(row.verdict, Verdict::kPass) << row.npu_name();
       continue;
     }
     ++victims;
@@ -126,7 +126,7 @@ TEST(TensorFileFaultsTest, FlippedBitInAStreamedTensorFailsTheCrc) {
       ExpectVictimFails(*r, "CRC-32");
     } else {
       for (const CompareRow& row : r->rows)
-        EXPECT_EQ(row.verdict, Verdict::kPass) << row.npu_name;
+        EXPECT_EQ(row.verdict, Verdict::kPass) << row.npu_name();
     }
     fs::remove_all(dir);
   }

@@ -325,7 +325,7 @@ TEST_F(HtmlBrowserTest, NameFilterAndNumericSortFromUrl) {
   std::vector<int> numbers, strings;
   for (int i = 0; i < kRows; ++i) {
     const CompareRow& row = result_->rows[i];
-    if (row.npu_name.find("conv2d.1") == std::string::npos) continue;
+    if (row.npu_name().find("conv2d.1") == std::string::npos) continue;
     (row.cells[8] == "N/A" ? strings : numbers).push_back(i);
   }
   ASSERT_FALSE(strings.empty());

@@ -61,7 +61,6 @@ std::string Cell(const rapidjson::Document& doc, size_t i, size_t c) {
 CompareResult HostileResult() {
   CompareResult r = MakeSyntheticResult(30);
   r.target_path = "/tmp/<b>\"run\"&'a'";
-  r.rows[4].npu_name = kHostile;
   r.rows[4].cells.Set(0, kHostile);
   r.rows[4].messages = {kHostile};
   r.first_divergence.entry = kHostile;
@@ -138,7 +137,7 @@ TEST(HtmlReportTest, DataHoldsEveryRow) {
   size_t errors = 0;
   for (size_t i = 0; i < r.rows.size(); ++i) {
     ASSERT_EQ(doc["rows"][i].Size(), r.rows[i].cells.size());
-    EXPECT_EQ(Cell(doc, i, 0), r.rows[i].npu_name);
+    EXPECT_EQ(Cell(doc, i, 0), r.rows[i].npu_name());
     for (size_t c = 0; c < r.rows[i].cells.size(); ++c)  // decodes exactly
       ASSERT_EQ(Cell(doc, i, c), r.rows[i].cells[c]) << i << "," << c;
     EXPECT_EQ(doc["verdict"][i].GetInt(), static_cast<int>(r.rows[i].verdict));
@@ -233,7 +232,7 @@ TEST(HtmlReportTest, RendersMsprobeStatisticsCompareOfRealTraining) {
   ParseData(RenderHtmlReport(r), &doc);
   ASSERT_EQ(doc["rows"].Size(), 2822u);
   EXPECT_EQ(doc["rows"][0].Size(), r.columns.size());
-  EXPECT_EQ(Cell(doc, 2821, 0), r.rows[2821].npu_name);
+  EXPECT_EQ(Cell(doc, 2821, 0), r.rows[2821].npu_name());
   EXPECT_EQ(doc["summary"]["msprobe"]["error"].GetInt64(), 64);
 }
 

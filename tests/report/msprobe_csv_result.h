@@ -40,16 +40,15 @@ inline CompareRow RowFromCells(const std::vector<std::string>& header,
                                                         : std::string();
   };
   CompareRow row;
-  row.npu_name = cell("NPU Name");
-  row.bench_name = cell("Bench Name");
-  row.is_output = row.npu_name.find(".output.") != std::string::npos;
-  size_t cut = row.npu_name.find(row.is_output ? ".output." : ".input.");
-  row.entry = row.npu_name.substr(0, cut);
+  std::string npu_name = cell("NPU Name");
+  row.is_output = npu_name.find(".output.") != std::string::npos;
+  size_t cut = npu_name.find(row.is_output ? ".output." : ".input.");
+  row.entry = npu_name.substr(0, cut);
   std::string result = cell("Result");
-  row.verdict = row.bench_name == "N/A" ? Verdict::kUnmatched
-                : result == "error"     ? Verdict::kError
-                : result == "warning"   ? Verdict::kWarning
-                                        : Verdict::kPass;
+  row.verdict = cell("Bench Name") == "N/A" ? Verdict::kUnmatched
+                : result == "error"         ? Verdict::kError
+                : result == "warning"       ? Verdict::kWarning
+                                            : Verdict::kPass;
   std::string message = cell("Err_message");
   if (!message.empty() && message != "[]") row.messages = {message};
   row.cosine = CellValue(cell("Cosine"));
@@ -77,7 +76,7 @@ inline CompareResult ResultFromMsprobeCsv(const std::string& text,
                           0,
                           -1,
                           row.entry,
-                          row.npu_name,
+                          std::string(row.npu_name()),
                           DivergenceReason::kPrecision,
                           row.messages.empty() ? "" : row.messages[0],
                           i};

@@ -80,10 +80,11 @@ inline void FillMetrics(size_t i, CompareRow* row) {
   row->max_rel_err = row->max_abs_err * 3;
 }
 
-inline void FillCells(const CompareRow& r, std::vector<std::string>* c) {
+inline void FillCells(const CompareRow& r, const std::string& npu_name,
+                      std::vector<std::string>* c) {
   bool matched = r.verdict != Verdict::kUnmatched;
-  *c = {r.npu_name,
-        r.bench_name,
+  *c = {npu_name,
+        matched ? npu_name : "N/A",
         "torch.float32",
         matched ? "torch.float32" : "N/A",
         "[32, 64]",
@@ -110,7 +111,7 @@ inline void FillCells(const CompareRow& r, std::vector<std::string>* c) {
                                          : "pass",
         "[]",
         "N/A",
-        "['" + r.npu_name + ".pt', '" + r.bench_name + ".pt']"};
+        "['" + npu_name + ".pt', '" + (matched ? npu_name : "N/A") + ".pt']"};
 }
 
 inline void Tally(CompareResult* r) {
@@ -148,7 +149,7 @@ inline void SetFirstDivergence(CompareResult* r) {
           row.rank,
           row.step,
           row.entry,
-          row.npu_name,
+          std::string(row.npu_name()),
           DivergenceReason::kPrecision,
           "cosine " + Num(row.cosine) + " < 0.99, max abs err " +
               Num(row.max_abs_err),
@@ -172,17 +173,17 @@ inline CompareResult MakeSyntheticResult(size_t n) {
     size_t e = i / 3;
     row.entry =
         std::string(kOps[e % 6]) + "." + std::to_string(e / 6) + ".forward";
-    row.npu_name = row.entry + (i % 3 == 2 ? ".output.0"
-                                           : ".input." + std::to_string(i % 3));
+    std::string npu_name =
+        row.entry +
+        (i % 3 == 2 ? ".output.0" : ".input." + std::to_string(i % 3));
     row.step = 0;
     row.is_output = i % 3 == 2;
     row.verdict = SyntheticVerdict(i, n);
-    row.bench_name = row.verdict == Verdict::kUnmatched ? "N/A" : row.npu_name;
     FillMetrics(i, &row);
     if (row.verdict != Verdict::kPass)
       row.messages = {"synthetic " + std::string(VerdictName(row.verdict))};
     std::vector<std::string> cells;
-    FillCells(row, &cells);
+    FillCells(row, npu_name, &cells);
     row.cells = PackedCells(cells);
     r.rows.push_back(std::move(row));
   }

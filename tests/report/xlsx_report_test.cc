@@ -201,11 +201,11 @@ TEST_F(XlsxReportTest, SplitsIntoSheetsOfAtMostRowsPerSheet) {
   const std::string& third = files["xl/worksheets/sheet3.xml"];
   EXPECT_NE(Cell(third, "A1").find("NPU Name"),
             std::string::npos);  // each sheet has the header
-  EXPECT_NE(Cell(third, "A51").find(r.rows[249].npu_name), std::string::npos);
+  EXPECT_NE(Cell(third, "A51").find(r.rows[249].npu_name()), std::string::npos);
   EXPECT_TRUE(Cell(third, "A52").empty());
-  EXPECT_NE(
-      Cell(files["xl/worksheets/sheet2.xml"], "A2").find(r.rows[100].npu_name),
-      std::string::npos);
+  EXPECT_NE(Cell(files["xl/worksheets/sheet2.xml"], "A2")
+                .find(r.rows[100].npu_name()),
+            std::string::npos);
 }
 
 TEST_F(XlsxReportTest, OverlongCellIsClippedNotRejected) {

@@ -15,15 +15,35 @@
 
 namespace lockstep {
 
-// A DataFrame cell: a float or a string.
+// msprobe's str2float: "12.5%" -> 0.125; unparsable -> 0.
+double Str2Float(std::string s);
+
+// A DataFrame cell: a float or a string. A string that msprobe makes from a
+// number (str(x), or str(x) + "%" for a relative error) keeps the number
+// and is printed only when written (`text`), which saves making hundreds of
+// thousands of short strings on a large statistics compare.
 struct Cell {
+  enum class Text : unsigned char {
+    kStr,   // the string `str`
+    kRepr,  // the string str(num)
+    kPct,   // the string str(num) + "%"
+  };
   bool is_num = false;
   double num = 0;
   std::string str;
+  Text text = Text::kStr;
 
-  static Cell Num(double d) { return Cell{true, d, {}}; }
-  static Cell Str(std::string s) { return Cell{false, 0, std::move(s)}; }
-  // As pandas' to_csv prints it: repr for floats (±inf as " inf"/" -inf").
+  static Cell Num(double d) { return Cell{true, d, {}, Text::kStr}; }
+  static Cell Str(std::string s) {
+    return Cell{false, 0, std::move(s), Text::kStr};
+  }
+  static Cell Repr(double d) { return Cell{false, d, {}, Text::kRepr}; }
+  static Cell Pct(double d) { return Cell{false, d, {}, Text::kPct}; }
+  // A percentage string ("12.5%") as msprobe's str2float reads it (0.125);
+  // false for other cells.
+  bool PercentValue(double* fraction) const;
+  // As pandas' to_csv prints it: repr for floats (±inf as " inf"/" -inf");
+  // a string cell as its text.
   std::string ToCsv() const;
   void AppendCsv(std::string* out) const;  // ToCsv() appended to *out
 };

@@ -1,5 +1,6 @@
 // A compare row's cells (msprobe's CSV columns) packed into one allocation:
-// a count, each cell's end offset and the characters, instead of a vector
+// a count, each cell's end offset (16-bit for a row's usual few hundred
+// characters) and the characters, instead of a vector
 // of strings (about 30 cells a row; a row's cells were most of a statistics
 // compare's memory). Cells are read as string_views.
 //
@@ -21,6 +22,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <initializer_list>
 #include <iterator>
 #include <memory>
@@ -40,13 +42,12 @@ class PackedCells {
   PackedCells(PackedCells&&) noexcept = default;
   PackedCells& operator=(PackedCells&&) noexcept = default;
 
-  size_t size() const { return buf_ ? Header()[0] : 0; }
+  size_t size() const { return buf_ ? Word0() & kCountMask : 0; }
   bool empty() const { return size() == 0; }
   // REQUIRES: i < size().
   const std::string_view operator[](size_t i) const {  // const: no "c[i] = x"
-    const uint32_t* h = Header();
-    uint32_t begin = i == 0 ? 0 : h[i];
-    return std::string_view(Chars() + begin, h[i + 1] - begin);
+    size_t begin = i == 0 ? 0 : End(i - 1);
+    return std::string_view(Chars() + begin, End(i) - begin);
   }
   // Characters and offsets held (the heap block's size).
   size_t bytes() const;
@@ -82,14 +83,34 @@ class PackedCells {
 
  private:
   friend class PackedCellsBuilder;
-  // buf_: uint32 count n, then uint32 ends of cells 0..n-1, then the chars.
-  const uint32_t* Header() const {
-    return reinterpret_cast<const uint32_t*>(buf_.get());
+  // buf_: a 32-bit word holding the count n (and kWide), then the end
+  // offset of each cell, 16-bit (32-bit when kWide: a row of 64 KiB of
+  // text or more), then the characters. Read with memcpy (no aliasing).
+  static constexpr uint32_t kWide = 0x80000000u;
+  static constexpr uint32_t kCountMask = 0x7fffffffu;
+  uint32_t Word0() const {
+    uint32_t w;
+    std::memcpy(&w, buf_.get(), sizeof(w));
+    return w;
+  }
+  bool Wide() const { return (Word0() & kWide) != 0; }
+  size_t End(size_t i) const {
+    const unsigned char* p = buf_.get() + sizeof(uint32_t);
+    if (Wide()) {
+      uint32_t e;
+      std::memcpy(&e, p + i * sizeof(uint32_t), sizeof(e));
+      return e;
+    }
+    uint16_t e;
+    std::memcpy(&e, p + i * sizeof(uint16_t), sizeof(e));
+    return e;
   }
   const char* Chars() const {
-    return reinterpret_cast<const char*>(Header() + 1 + size());
+    size_t width = Wide() ? sizeof(uint32_t) : sizeof(uint16_t);
+    return reinterpret_cast<const char*>(buf_.get()) + sizeof(uint32_t) +
+           size() * width;
   }
-  std::unique_ptr<uint32_t[]> buf_;
+  std::unique_ptr<unsigned char[]> buf_;
 };
 
 bool operator==(const PackedCells& a, const PackedCells& b);

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "lockstep/compare/packed_cells.h"
@@ -43,9 +44,7 @@ struct CompareRow {
   static constexpr double kNoStat = std::numeric_limits<double>::quiet_NaN();
   // Cells in the order of CompareResult::columns, as msprobe prints them.
   PackedCells cells;
-  std::string npu_name;
-  std::string bench_name;  // "N/A" when unmatched
-  std::string entry;       // the dump.json entry the row belongs to
+  std::string entry;  // the dump.json entry the row belongs to
   int rank = 0;
   int step = -1;
   bool is_output = false;  // an "output" row (msprobe: NPU Name has ".output.")
@@ -53,7 +52,9 @@ struct CompareRow {
   Verdict verdict = Verdict::kPass;
   DivergenceReason reason = DivergenceReason::kNone;
   std::vector<std::string> messages;
-  std::string msprobe_result;  // msprobe HEAD's Result cell
+  // msprobe HEAD's Result cell: "pass", "warning" or "error" (a static
+  // string, MsprobeResultName's).
+  std::string_view msprobe_result;
   // Numeric view for plots and sorting; NaN when not computed.
   double cosine = std::numeric_limits<double>::quiet_NaN();
   double max_abs_err = std::numeric_limits<double>::quiet_NaN();
@@ -75,6 +76,15 @@ struct CompareRow {
   // [0]): fingerprints that find the earlier output an input was.
   std::array<double, 4> target_stats = {kNoStat, kNoStat, kNoStat, kNoStat};
   std::array<double, 4> baseline_stats = {kNoStat, kNoStat, kNoStat, kNoStat};
+
+  // The NPU Name and Bench Name cells ("N/A" when unmatched); "" when the
+  // row has no such cell.
+  std::string_view npu_name() const {
+    return cells.size() > 0 ? cells[0] : std::string_view();
+  }
+  std::string_view bench_name() const {
+    return cells.size() > 1 ? cells[1] : std::string_view();
+  }
 };
 
 // The earliest entry (execution order, per rank) whose inputs agree with the
