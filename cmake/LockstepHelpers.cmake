@@ -15,6 +15,7 @@ endfunction()
 # lockstep_add_tests(layer libs...): one test executable per
 # tests/<layer>/*_test.cc, discovered by CTest.
 function(lockstep_add_tests layer)
+  file(MAKE_DIRECTORY ${CMAKE_BINARY_DIR}/test_tmp)
   file(GLOB tests CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/${layer}/*_test.cc)
   foreach(t ${tests})
     get_filename_component(n ${t} NAME_WE)
@@ -36,6 +37,9 @@ function(lockstep_add_tests layer)
     if(layer STREQUAL "torch")
       target_compile_definitions(${n} PRIVATE NDEBUG)
     endif()
-    gtest_discover_tests(${n} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS ${layer})
+    # ::testing::TempDir() is the build's own test_tmp/ (not /tmp/), so that
+    # the tests of two checkouts on one machine never share a scratch path.
+    gtest_discover_tests(${n} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS ${layer}
+                         ENVIRONMENT "TEST_TMPDIR=${CMAKE_BINARY_DIR}/test_tmp/")
   endforeach()
 endfunction()

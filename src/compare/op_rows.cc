@@ -17,15 +17,19 @@ constexpr int kMaxDepth = 50;  // msprobe's Const.MAX_DEPTH guards recursion too
 const char* const kStatKeys[4] = {"Max", "Min", "Mean", "Norm"};
 
 std::string Crc32Hex(const std::string& s) {
-  uLong crc = crc32(0L, reinterpret_cast<const Bytef*>(s.data()),
-                    static_cast<uInt>(s.size()));
-  char buf[16];
-  std::snprintf(buf, sizeof(buf), "%08lx", static_cast<unsigned long>(crc));
-  return buf;
+  uint32_t crc =
+      static_cast<uint32_t>(crc32(0L, reinterpret_cast<const Bytef*>(s.data()),
+                                  static_cast<uInt>(s.size())));
+  static const char kHex[] = "0123456789abcdef";
+  std::string out(8, '0');
+  for (int i = 7; i >= 0; --i, crc >>= 4)
+    out[static_cast<size_t>(i)] = kHex[crc & 15];
+  return out;
 }
 
 int64_t TensorBytes(const PyValue& dtype, const PyValue* shape) {
-  std::optional<DType> t = ParseDTypeName(dtype.PyStr());
+  std::optional<DType> t = ParseDTypeName(
+      dtype.kind() == PyValue::Kind::kStr ? dtype.as_str() : dtype.PyStr());
   if (!t || shape == nullptr || shape->kind() != PyValue::Kind::kList) return 0;
   int64_t n = static_cast<int64_t>(DTypeSize(*t));
   for (const PyValue& d : shape->items()) {
@@ -70,8 +74,9 @@ struct Ctx {
   std::vector<OpRow>* out;
 };
 
-OpRow NewRow(const Ctx& c, const std::string& name) {
-  OpRow r;
+// A new row at the end of c.out, filled in place (rows are large to move).
+OpRow& NewRow(const Ctx& c, const std::string& name) {
+  OpRow& r = c.out->emplace_back();
   r.name = name;
   r.entry = *c.entry;
   r.entry_index = c.entry_index;
@@ -129,8 +134,8 @@ void AddLeaf(const Ctx& c, const PyValue& leaf, const std::string& name) {
   std::string dn = Truthy(data_name) && data_name->kind() == PyValue::Kind::kStr
                        ? data_name->as_str()
                        : "-1";
-  OpRow r = NewRow(c, dn != "-1" ? dn.substr(0, dn.rfind('.')) : name);
-  r.data_name = dn;
+  OpRow& r = NewRow(c, dn != "-1" ? dn.substr(0, dn.rfind('.')) : name);
+  r.data_name = std::move(dn);
   for (int i = 0; i < 4; ++i) {
     const PyValue* s = leaf.Find(kStatKeys[i]);
     if (s != nullptr) r.stats[i] = *s;
@@ -154,19 +159,17 @@ void AddLeaf(const Ctx& c, const PyValue& leaf, const std::string& name) {
     const PyValue* value = leaf.Find("value");
     r.md5 = Crc32Hex(value ? value->PyStr() : std::string());
   }
-  c.out->push_back(std::move(r));
 }
 
 void Parse(const Ctx& c, const PyValue& v, const std::string& name, int depth) {
   if (depth > kMaxDepth) return;
   if (v.is_none()) {
-    OpRow r = NewRow(c, name);
+    OpRow& r = NewRow(c, name);
     r.is_null = true;
     r.dtype = "None";
     r.shape = "None";
     r.requires_grad = "N/A";
     r.data_name = "-1";
-    c.out->push_back(std::move(r));
     return;
   }
   if (v.kind() == PyValue::Kind::kList) {
@@ -281,11 +284,14 @@ bool DumpHasMd5(const DumpFile& dump) {
 
 StatusOr<FlatDump> ReadFlatDump(const std::string& path) {
   FlatDump out;
-  // msprobe writes 250-400 bytes of JSON a row: reserving for 256 saves
-  // moving every row as the vector grows (rows are large to move).
+  // msprobe writes 250-400 bytes of JSON a row: reserving for one row per
+  // 96 bytes saves moving every row as the vector grows (rows are large to
+  // move). The room never used is never touched: it costs address space,
+  // not memory, and is not given back (that would move every row).
   std::error_code ec;
   uintmax_t size = std::filesystem::file_size(path, ec);
-  if (!ec) out.rows.reserve(std::min<uintmax_t>(size / 256, 1u << 26));
+  constexpr uintmax_t kMaxReserve = (uintmax_t{4} << 30) / sizeof(OpRow);
+  if (!ec) out.rows.reserve(std::min<uintmax_t>(size / 96 + 16, kMaxReserve));
   DumpEntrySink sink = [&out](DumpEntry entry, size_t index) {
     if (!out.has_md5) out.has_md5 = ValueHasMd5(entry.value);
     FlattenEntry(entry, index, &out.rows);
@@ -294,9 +300,6 @@ StatusOr<FlatDump> ReadFlatDump(const std::string& path) {
   StatusOr<DumpFile> file = ReadDumpJsonStreaming(path, sink);
   if (file.ok()) {
     out.file = std::move(*file);
-    // Shrinking moves every row: only worth it for much spare room.
-    if (out.rows.capacity() > out.rows.size() + out.rows.size() / 4)
-      out.rows.shrink_to_fit();
     return out;
   }
   if (file.status().code() != StatusCode::kNotSupported) return file.status();

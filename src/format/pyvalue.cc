@@ -1,5 +1,6 @@
 #include "lockstep/format/pyvalue.h"
 
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 
@@ -186,32 +187,37 @@ std::vector<std::pair<std::string, PyValue>> PyValue::TakeFields() {
   return out;
 }
 
-std::string PyStrRepr(const std::string& s) {
+void AppendPyStrRepr(std::string_view s, std::string* out) {
   bool has_single = s.find('\'') != std::string::npos;
   bool has_double = s.find('"') != std::string::npos;
   char q = (has_single && !has_double) ? '"' : '\'';
-  std::string out(1, q);
+  out->push_back(q);
   for (unsigned char c : s) {
     if (c == '\\') {
-      out += "\\\\";
+      out->append("\\\\");
     } else if (c == static_cast<unsigned char>(q)) {
-      out += '\\';
-      out += static_cast<char>(c);
+      out->push_back('\\');
+      out->push_back(static_cast<char>(c));
     } else if (c == '\n') {
-      out += "\\n";
+      out->append("\\n");
     } else if (c == '\r') {
-      out += "\\r";
+      out->append("\\r");
     } else if (c == '\t') {
-      out += "\\t";
+      out->append("\\t");
     } else if (c < 0x20 || c == 0x7f) {
-      char buf[8];
-      std::snprintf(buf, sizeof(buf), "\\x%02x", c);
-      out += buf;
+      static const char kHex[] = "0123456789abcdef";
+      const char esc[4] = {'\\', 'x', kHex[c >> 4], kHex[c & 15]};
+      out->append(esc, 4);
     } else {
-      out += static_cast<char>(c);
+      out->push_back(static_cast<char>(c));
     }
   }
-  out += q;
+  out->push_back(q);
+}
+
+std::string PyStrRepr(const std::string& s) {
+  std::string out;
+  AppendPyStrRepr(s, &out);
   return out;
 }
 
@@ -236,42 +242,72 @@ std::string_view PyValue::TypeName() const {
 }
 
 std::string PyValue::PyStr() const {
-  switch (kind_) {
-    case Kind::kNone:
-      return "None";
-    case Kind::kBool:
-      return n_.b ? "True" : "False";
-    case Kind::kInt:
-      return heap_ == nullptr ? std::to_string(n_.i) : as_str();
-    case Kind::kFloat:
-      return PyFloatRepr(n_.d);
-    case Kind::kStr:
-      return as_str();
-    case Kind::kList: {
-      const std::vector<PyValue>& items = this->items();
-      std::string out = "[";
-      for (size_t i = 0; i < items.size(); ++i) {
-        if (i) out += ", ";
-        out += items[i].PyRepr();
-      }
-      return out + "]";
-    }
-    case Kind::kDict: {
-      const Fields& fields = this->fields();
-      std::string out = "{";
-      for (size_t i = 0; i < fields.size(); ++i) {
-        if (i) out += ", ";
-        out += PyStrRepr(fields[i].first) + ": " + fields[i].second.PyRepr();
-      }
-      return out + "}";
-    }
-  }
-  return "None";
+  if (kind_ == Kind::kStr) return as_str();
+  std::string out;
+  AppendPyStr(&out);
+  return out;
 }
 
 std::string PyValue::PyRepr() const {
-  if (kind_ == Kind::kStr) return PyStrRepr(as_str());
-  return PyStr();
+  std::string out;
+  AppendPyRepr(&out);
+  return out;
+}
+
+void PyValue::AppendPyStr(std::string* out) const {
+  switch (kind_) {
+    case Kind::kNone:
+      out->append("None");
+      return;
+    case Kind::kBool:
+      out->append(n_.b ? "True" : "False");
+      return;
+    case Kind::kInt:
+      if (heap_ == nullptr) {
+        char buf[24];
+        auto r = std::to_chars(buf, buf + sizeof(buf), n_.i);
+        out->append(buf, static_cast<size_t>(r.ptr - buf));
+      } else {
+        out->append(as_str());
+      }
+      return;
+    case Kind::kFloat: {
+      char buf[kPyFloatReprMax];
+      out->append(buf, static_cast<size_t>(PyFloatReprTo(n_.d, buf)));
+      return;
+    }
+    case Kind::kStr:
+      out->append(as_str());
+      return;
+    case Kind::kList: {
+      const std::vector<PyValue>& items = this->items();
+      out->push_back('[');
+      for (size_t i = 0; i < items.size(); ++i) {
+        if (i) out->append(", ");
+        items[i].AppendPyRepr(out);
+      }
+      out->push_back(']');
+      return;
+    }
+    case Kind::kDict: {
+      const Fields& fields = this->fields();
+      out->push_back('{');
+      for (size_t i = 0; i < fields.size(); ++i) {
+        if (i) out->append(", ");
+        AppendPyStrRepr(fields[i].first, out);
+        out->append(": ");
+        fields[i].second.AppendPyRepr(out);
+      }
+      out->push_back('}');
+      return;
+    }
+  }
+  out->append("None");
+}
+
+void PyValue::AppendPyRepr(std::string* out) const {
+  if (kind_ == Kind::kStr) return AppendPyStrRepr(as_str(), out);
+  AppendPyStr(out);
 }
 
 bool PyValue::operator==(const PyValue& o) const {

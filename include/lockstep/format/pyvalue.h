@@ -65,6 +65,9 @@ class PyValue {
   std::string PyStr() const;
   // Python repr(value): like PyStr but strings are quoted: "'abc'".
   std::string PyRepr() const;
+  // PyStr() / PyRepr() appended to *out (no string made per element).
+  void AppendPyStr(std::string* out) const;
+  void AppendPyRepr(std::string* out) const;
 
   bool operator==(const PyValue& o) const;
 
@@ -88,6 +91,7 @@ class PyValue {
 // Python repr() of a str: single quotes unless the string contains a single
 // quote and no double quote; escapes \\, \n, \r, \t and non-printables.
 std::string PyStrRepr(const std::string& s);
+void AppendPyStrRepr(std::string_view s, std::string* out);
 
 }  // namespace lockstep
 
