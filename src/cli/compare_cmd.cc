@@ -87,6 +87,11 @@ StatusOr<CompareOptions> MakeOptions(const Args& a) {
   o.progress = [progress](size_t done, size_t total) {
     progress->Update(done, total);
   };
+  auto reading = std::make_shared<Progress>("compare: reading dump.json", "MB");
+  o.read_progress = [reading](size_t done, size_t total) {
+    // Whole MB, rounded up: a small file is 1 MB, not 0.
+    reading->Update((done + 999999) / 1000000, (total + 999999) / 1000000);
+  };
   return o;
 }
 

@@ -359,6 +359,7 @@ Status CompareRankPair(const DumpPair& pair, const CompareOptions& options,
   }
   const size_t base = result->rows.size();
   result->rows.resize(base + trows.size());
+  std::atomic<size_t> rows_done{0};
   auto run_block = [&](size_t k) {
     auto [lo, hi] = blocks[k];
     std::vector<MsprobeRow> rows(hi - lo);
@@ -378,6 +379,9 @@ Status CompareRankPair(const DumpPair& pair, const CompareOptions& options,
                                        facts.empty() ? nullptr : &facts[i - lo],
                                        pair, with_stack, first, &cells);
     }
+    // Tensor mode says its own progress as each tensor pair is compared.
+    if (!tensor && options.progress)
+      options.progress(rows_done += hi - lo, trows.size());
   };
   TimingMark("compare: prepare rows");
   ParallelFor(blocks.size(), tensor ? 1 : HardwareThreads(), run_block);

@@ -1,5 +1,6 @@
 #include "lockstep/compare/compare_dumps.h"
 
+#include <atomic>
 #include <thread>
 
 #include "lockstep/core/progress.h"
@@ -65,8 +66,20 @@ StatusOr<CompareResult> CompareDumpPaths(const std::string& target,
   for (const RankPair& p : pairing.pairs) {
     // The two files are read at once, each flattened entry by entry.
     StatusOr<FlatDump> t = Status::Internal("unread"), b = t;
-    std::thread other([&] { b = ReadFlatDump(p.baseline.dump_json); });
-    t = ReadFlatDump(p.target.dump_json);
+    std::atomic<size_t> parsed[2] = {{0}, {0}}, sizes[2] = {{0}, {0}};
+    auto progress_of = [&](int side) -> ReadProgress {
+      if (!opt.read_progress) return {};
+      return [&, side](size_t done, size_t total) {
+        // Said a MB at a time: an entry is a few hundred bytes.
+        if (done - parsed[side] < (size_t{1} << 20) && done != total) return;
+        parsed[side] = done;
+        sizes[side] = total;
+        opt.read_progress(parsed[0] + parsed[1], sizes[0] + sizes[1]);
+      };
+    };
+    std::thread other(
+        [&] { b = ReadFlatDump(p.baseline.dump_json, progress_of(1)); });
+    t = ReadFlatDump(p.target.dump_json, progress_of(0));
     other.join();
     TimingMark("compare: read and flatten both dump.json");
     if (!t.ok() || !b.ok()) {

@@ -282,7 +282,8 @@ bool DumpHasMd5(const DumpFile& dump) {
   return false;
 }
 
-StatusOr<FlatDump> ReadFlatDump(const std::string& path) {
+StatusOr<FlatDump> ReadFlatDump(const std::string& path,
+                                const ReadProgress& progress) {
   FlatDump out;
   // msprobe writes 250-400 bytes of JSON a row: reserving for one row per
   // 96 bytes saves moving every row as the vector grows (rows are large to
@@ -297,7 +298,7 @@ StatusOr<FlatDump> ReadFlatDump(const std::string& path) {
     FlattenEntry(entry, index, &out.rows);
     return Status::Ok();
   };
-  StatusOr<DumpFile> file = ReadDumpJsonStreaming(path, sink);
+  StatusOr<DumpFile> file = ReadDumpJsonStreaming(path, sink, progress);
   if (file.ok()) {
     out.file = std::move(*file);
     return out;

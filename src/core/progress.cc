@@ -57,16 +57,25 @@ void Progress::Update(size_t done, size_t total) {
   if (!enabled_) return;
   std::lock_guard<std::mutex> lock(mu_);
   Clock::time_point now = Clock::now();
+  if (!started_) {  // the work's clock starts at its first report
+    started_ = true;
+    start_ = last_ = now;
+  }
   double elapsed = std::chrono::duration<double>(now - start_).count();
   double since = std::chrono::duration<double>(now - last_).count();
   bool end = done >= total;
   if (terminal_) {
+    if (end && ended_) return;  // the finished bar is on its own line
+    ended_ = end;
     if (!end && drawn_ && since < 0.1) return;
-    // \x1b[K clears what a longer earlier line left on the right.
-    std::fprintf(stderr, "\r[I] %s %s\x1b[K", what_.c_str(),
-                 FormatProgress(done, total, elapsed, unit_).c_str());
+    // \x1b[K clears what a longer earlier line left on the right. The
+    // finished bar ends its line, so that what is printed next (warnings, a
+    // next bar) starts on a line of its own.
+    std::fprintf(stderr, "\r[I] %s %s\x1b[K%s", what_.c_str(),
+                 FormatProgress(done, total, elapsed, unit_).c_str(),
+                 end ? "\n" : "");
     std::fflush(stderr);
-    drawn_ = true;
+    drawn_ = !end;
   } else {
     // Lines only for long work: first after 5 s, then every 10 s.
     if (end || elapsed < 5 || (drawn_ && since < 10)) return;

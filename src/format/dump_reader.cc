@@ -167,19 +167,22 @@ StatusOr<DumpFile> ReadDumpJsonFromString(
 }
 
 StatusOr<DumpFile> ReadDumpJsonStreaming(const std::string& path,
-                                         const DumpEntrySink& sink) {
+                                         const DumpEntrySink& sink,
+                                         const ReadProgress& progress) {
   return ParseMapped(path, [&](std::string_view text) {
-    return ReadDumpJsonStreamingFromString(text, path, sink);
+    return ReadDumpJsonStreamingFromString(text, path, sink, progress);
   });
 }
 
 StatusOr<DumpFile> ReadDumpJsonStreamingFromString(
     std::string_view text, const std::string& path_for_messages,
-    const DumpEntrySink& sink) {
+    const DumpEntrySink& sink, const ReadProgress& progress) {
   const std::string& path = path_for_messages;
   size_t index = 0;
-  JsonMemberSink member = [&](std::string name, PyValue value) -> Status {
+  JsonMemberSink member = [&](std::string name, PyValue value,
+                              size_t parsed) -> Status {
     LOCKSTEP_RETURN_IF_ERROR(CheckEntry(path, name, value));
+    if (progress) progress(parsed, text.size());
     return sink(DumpEntry{std::move(name), std::move(value)}, index++);
   };
   bool needs_tree = false;
@@ -187,6 +190,7 @@ StatusOr<DumpFile> ReadDumpJsonStreamingFromString(
       ParsePyJsonStreaming(text, path, "data", &member, &needs_tree);
   if (needs_tree) return Status::NotSupported(path, "repeated entry names");
   if (!root.ok()) return root.status();
+  if (progress) progress(text.size(), text.size());
   if (root->kind() != PyValue::Kind::kDict) {
     return Status::Corruption(
         path,

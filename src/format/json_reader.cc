@@ -121,9 +121,12 @@ class TreeBuilder : public rj::BaseReaderHandler<rj::UTF8<>, TreeBuilder> {
 
   // Members of the top-level dict's member `key` go to `sink` as they
   // complete instead of into the tree (that dict is left empty).
-  void StreamMembersOf(std::string_view key, const JsonMemberSink* sink) {
+  // `stream` is the text being parsed (its position goes to the sink).
+  void StreamMembersOf(std::string_view key, const JsonMemberSink* sink,
+                       const rj::MemoryStream* stream) {
     stream_key_ = key;
     sink_ = sink;
+    stream_ = stream;
   }
   PyValue TakeRoot() { return std::move(root_); }
   // Why the sink stopped the parse (ok when it did not).
@@ -170,6 +173,7 @@ class TreeBuilder : public rj::BaseReaderHandler<rj::UTF8<>, TreeBuilder> {
   // them named `last_streamed_`; `seen_` holds their keys' hashes.
   std::string_view stream_key_;
   const JsonMemberSink* sink_ = nullptr;
+  const rj::MemoryStream* stream_ = nullptr;
   bool streaming_ = false;
   bool stream_started_ = false;
   size_t streamed_ = 0;
@@ -262,7 +266,7 @@ bool TreeBuilder::PutStreamed(PyValue v) {
   }
   ++streamed_;
   last_streamed_ = key;
-  sink_status_ = (*sink_)(std::move(key), std::move(v));
+  sink_status_ = (*sink_)(std::move(key), std::move(v), stream_->Tell());
   return sink_status_.ok();
 }
 
@@ -388,7 +392,7 @@ StatusOr<PyValue> ParsePyJsonStreaming(std::string_view text,
   rj::MemoryStream stream(text.data(), text.size());
   rj::Reader reader;
   TreeBuilder builder;
-  if (sink != nullptr) builder.StreamMembersOf(key, sink);
+  if (sink != nullptr) builder.StreamMembersOf(key, sink, &stream);
   rj::ParseResult r = reader.Parse<kParseFlags>(stream, builder);
   if (needs_tree != nullptr) *needs_tree = builder.needs_tree();
   if (builder.needs_tree()) {

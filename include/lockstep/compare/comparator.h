@@ -35,8 +35,13 @@ struct CompareOptions {
   bool renumber_params_grad = false;
   int jobs = 1;              // rows compared in parallel (tensor mode)
   TensorLoader load_tensor;  // REQUIRES: set for tensor mode
-  // Called with (rows done, rows total) during tensor mode; may be empty.
+  // Called with (rows done, rows total) as rows are compared; may be empty.
+  // May be called from several threads at once.
   std::function<void(size_t, size_t)> progress;
+  // Called with (bytes parsed, bytes total) of a rank pair's two dump.json
+  // files as they are read (CompareDumpPaths); may be empty. May be called
+  // from several threads at once.
+  std::function<void(size_t, size_t)> read_progress;
 };
 
 // One (step, rank) pair of dumps.

@@ -15,6 +15,7 @@
 
 #include "lockstep/core/status.h"
 #include "lockstep/format/dump.h"
+#include "lockstep/format/dump_reader.h"
 #include "lockstep/format/pyvalue.h"
 
 namespace lockstep {
@@ -71,7 +72,9 @@ struct FlatDump {
 // ReadDumpJsonStreaming), flattening each entry as it is parsed, so that
 // the whole file's tree never exists; a dump that repeats an entry name is
 // read whole instead. Errors as ReadDumpJson.
-StatusOr<FlatDump> ReadFlatDump(const std::string& path);
+// `progress` as ReadDumpJsonStreaming's.
+StatusOr<FlatDump> ReadFlatDump(const std::string& path,
+                                const ReadProgress& progress = {});
 
 }  // namespace lockstep
 

@@ -28,13 +28,17 @@ class Progress {
   Progress(const Progress&) = delete;
   Progress& operator=(const Progress&) = delete;
 
+  // `done` of `total` units are done. The elapsed time (and so the ETA and
+  // the 5 s before a first plain line) counts from the first Update, so a
+  // Progress may be made before other work runs.
   void Update(size_t done, size_t total);
 
  private:
   using Clock = std::chrono::steady_clock;
   std::mutex mu_;
   std::string what_, unit_;
-  bool terminal_ = false, enabled_ = false, drawn_ = false;
+  bool terminal_ = false, enabled_ = false, drawn_ = false, started_ = false;
+  bool ended_ = false;  // the last drawing on a terminal was the finished bar
   Clock::time_point start_, last_;
 };
 

@@ -49,11 +49,15 @@ using DumpEntrySink = std::function<Status(DumpEntry entry, size_t index)>;
 // streamed with Python's meaning (first position, last value): the read
 // then stops with NotSupported, after the sink has seen some entries; read
 // it with ReadDumpJson. An entry that is not a dict is Corruption.
+// `progress`, when given, is told after each entry how many bytes of the
+// text are parsed, and the text's size.
+using ReadProgress = std::function<void(size_t parsed, size_t total)>;
 StatusOr<DumpFile> ReadDumpJsonStreaming(const std::string& path,
-                                         const DumpEntrySink& sink);
+                                         const DumpEntrySink& sink,
+                                         const ReadProgress& progress = {});
 StatusOr<DumpFile> ReadDumpJsonStreamingFromString(
     std::string_view text, const std::string& path_for_messages,
-    const DumpEntrySink& sink);
+    const DumpEntrySink& sink, const ReadProgress& progress = {});
 
 // Reads stack.json in either format:
 //   HEAD: {"0": [[names...], [frames...]], "1": ...}  (stacks shared by names)

@@ -52,9 +52,11 @@ inline constexpr int kMaxJsonDepth = 512;
 // Never crashes on any input; errors are Corruption.
 StatusOr<PyValue> ParsePyJson(std::string_view text, std::string_view subject);
 
-// Receives one member of a streamed dict: its key and value. A status that
-// is not ok stops the parse and is returned by ParsePyJsonStreaming.
-using JsonMemberSink = std::function<Status(std::string key, PyValue value)>;
+// Receives one member of a streamed dict: its key, its value, and the bytes
+// of text parsed so far (for progress). A status that is not ok stops the
+// parse and is returned by ParsePyJsonStreaming.
+using JsonMemberSink =
+    std::function<Status(std::string key, PyValue value, size_t parsed)>;
 
 // As ParsePyJson, but when the top level is a dict whose member `key` is a
 // dict, that dict's members go to `sink` one by one, in text order, as each
