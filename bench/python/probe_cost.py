@@ -1,0 +1,105 @@
+"""Cost of the Python probe on a small transformer, as a ratio to the plain
+training step measured in the same run.
+
+The model is tests/python/tiny_gpt.py's TinyGPT at 2 blocks, d=128, 4
+heads, seq 64, batch 8, AdamW, 1 intra-op thread (the issue's setting). Each
+repetition runs STEPS steps of every case in a shuffled order (the probe is
+started before and stopped after its case's steps), and the medians of the
+per-step times over the repetitions are compared.
+
+    /usr/bin/python3 bench/python/probe_cost.py [--reps 7] [--steps 20]
+        [--dump-root /dev/shm] [--lib build/lib/liblockstep_py.so]
+
+Prints one line per case: the median step in ms and the ratio to the plain
+step ("no probe"). Dumps go under --dump-root (tmpfs by default, so that
+the disk is not what is measured) and are removed after each case.
+"""
+import argparse
+import os
+import random
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.join(HERE, "..", "..")
+sys.path.insert(0, os.path.join(ROOT, "tests", "python"))
+sys.path.insert(0, os.path.join(ROOT, "python"))
+
+import torch  # noqa: E402
+
+import lockstep_probe  # noqa: E402
+import tiny_gpt  # noqa: E402
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--reps", type=int, default=7)
+    ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--dump-root", default="/dev/shm")
+    ap.add_argument("--lib", default=None)
+    ap.add_argument("--cases", default="none,statistics,md5",
+                    help="comma-separated: none, statistics, md5, tensor")
+    a = ap.parse_args()
+
+    torch.set_num_threads(1)
+    torch.manual_seed(0)
+    k = tiny_gpt.Knobs(d=128, heads=4, blocks=2, seq=64, batch=8)
+    tiny_gpt.use_kernels(k)
+    model = tiny_gpt.TinyGPT(k)
+    model.train()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    batches = [tiny_gpt.batch(k, s) for s in range(a.steps)]
+
+    def run_steps(probe):
+        times = []
+        for idx, tgt in batches:
+            t0 = time.perf_counter()
+            opt.zero_grad()
+            loss = model(idx, tgt)
+            loss.backward()
+            opt.step()
+            if probe is not None:
+                probe.step()
+            times.append(time.perf_counter() - t0)
+        return times
+
+    cases = a.cases.split(",")
+    per_case = {c: [] for c in cases}
+    run_steps(None)  # warm-up: allocator, kernels
+    rng = random.Random(1)
+    for rep in range(a.reps):
+        order = cases[:]
+        rng.shuffle(order)
+        for c in order:
+            if c == "none":
+                times = run_steps(None)
+            else:
+                d = tempfile.mkdtemp(prefix="lockstep_cost_", dir=a.dump_root)
+                cfg = {"task": c, "level": "L1",
+                       "dump_path": os.path.join(d, "dump")}
+                if c == "md5":
+                    cfg = {"task": "statistics", "level": "L1",
+                           "summary_mode": "md5",
+                           "dump_path": os.path.join(d, "dump")}
+                p = lockstep_probe.Probe(cfg, a.lib)
+                p.start()
+                times = run_steps(p)
+                p.stop()
+                shutil.rmtree(d)
+            # The first step of a window pays for starting: leave it out.
+            per_case[c].append(statistics.median(times[1:]))
+    base = statistics.median(per_case["none"]) if "none" in per_case else None
+    print(f"tiny_gpt d=128 seq=64 batch=8 blocks=2, {a.reps} reps x "
+          f"{a.steps} steps, dumps under {a.dump_root}")
+    for c in cases:
+        m = statistics.median(per_case[c])
+        ratio = f"{m / base:.2f}x" if base else "-"
+        spread = f"{min(per_case[c]) * 1e3:.2f}-{max(per_case[c]) * 1e3:.2f}"
+        print(f"{c:12s} {m * 1e3:8.2f} ms/step (reps {spread})  {ratio}")
+
+
+if __name__ == "__main__":
+    main()
