@@ -71,19 +71,22 @@ void ForRows(const CompareResult& r, const std::vector<size_t>* rows, F f) {
 }
 
 // The rows the page embeds beside a table file: those around the first
-// divergence, then non-pass rows in order, up to kMaxEmbeddedRows.
+// divergence, and the first non-pass rows, up to kMaxEmbeddedRows in all.
 std::vector<size_t> EmbeddedRows(const CompareResult& r) {
   std::vector<size_t> out;
   const FirstDivergence& fd = r.first_divergence;
-  size_t lo = 0, hi = 0;
   if (fd.found && fd.row_index < r.rows.size()) {
-    lo = fd.row_index - std::min(fd.row_index, kContextRows);
-    hi = std::min(r.rows.size(), fd.row_index + kContextRows + 1);
-  }
-  for (size_t i = 0; i < r.rows.size() && out.size() < kMaxEmbeddedRows; ++i) {
-    if ((i >= lo && i < hi) || r.rows[i].verdict != Verdict::kPass)
+    size_t hi = std::min(r.rows.size(), fd.row_index + kContextRows + 1);
+    for (size_t i = fd.row_index - std::min(fd.row_index, kContextRows); i < hi;
+         ++i)
       out.push_back(i);
   }
+  size_t context = out.size();
+  for (size_t i = 0; i < r.rows.size() && out.size() < kMaxEmbeddedRows; ++i) {
+    bool in_context = context > 0 && i >= out[0] && i <= out[context - 1];
+    if (r.rows[i].verdict != Verdict::kPass && !in_context) out.push_back(i);
+  }
+  std::sort(out.begin(), out.end());
   return out;
 }
 

@@ -232,6 +232,24 @@ TEST(HtmlTableTest, LargeReportEmbedsTheRowsThatMatter) {
   EXPECT_LT(files.page.size(), 2u << 20) << "the page should stay small";
 }
 
+TEST(HtmlTableTest, RowsAroundTheFirstDivergenceAreEmbeddedAfterManyFails) {
+  // 30,000 rows that fail before the first divergence (say, unmatched):
+  // the page keeps the rows around it, then the first of the others.
+  CompareResult r = MakeSyntheticResult(60000);
+  for (size_t i = 0; i < 30000; ++i) r.rows[i].verdict = Verdict::kUnmatched;
+  testing::SetFirstDivergence(&r);
+  r.first_divergence.row_index = 40000;
+  HtmlReportFiles files = RenderHtmlReportFiles(r, Split(), "t.js");
+  rapidjson::Document doc;
+  ASSERT_NO_FATAL_FAILURE(testing::ParsePageData(files.page, &doc));
+  DecodedTable t = testing::DecodeTable(doc["table"]);
+  ASSERT_EQ(t.n, 10000u);
+  std::vector<size_t> want;
+  for (size_t i = 0; i < 10000 - 41; ++i) want.push_back(i);
+  for (size_t i = 40000 - 20; i <= 40000 + 20; ++i) want.push_back(i);
+  EXPECT_EQ(t.index, want);
+}
+
 TEST(HtmlTableTest, SmallReportsStayOneFile) {
   CompareResult r = MakeSyntheticResult(3000);
   HtmlReportFiles files = RenderHtmlReportFiles(r, {}, "report_table.js");
