@@ -4,9 +4,9 @@
 // holds everything (one file). A large one's table goes into a table file
 // beside the page (report.html -> report_table.js, a script the page loads
 // with <script src>, so it works from file:// too); the page itself keeps
-// the summary, the first divergence, the rows around it and the first
-// 10,000 non-pass rows, and the plot, so it stays small, and says plainly
-// when the table file is missing or belongs to another report.
+// the summary, the first divergence and the rows around it, the first
+// non-pass rows (10,000 rows at most) and the plot, so it stays small, and
+// says plainly when the table file is missing or belongs to another report.
 //
 // The page shows the two runs and the mode, the verdict line and summary
 // counts, the first divergence (with a link to its row), alignment gaps and
