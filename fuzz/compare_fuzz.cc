@@ -349,6 +349,9 @@ void CheckResult(const lockstep::CompareResult& r) {
   Require(!lockstep::VerdictLine(r).empty());
   (void)lockstep::RenderCompareCsv(r, 0, r.rows.size());
   (void)lockstep::RenderHtmlReport(r);
+  lockstep::HtmlExtras split;  // and with the table in a table file
+  split.embed_limit_bytes = 0;
+  Require(!lockstep::RenderHtmlReportFiles(r, split, "t.js").table.empty());
 }
 
 void Compare(const lockstep::CompareOptions& options) {

@@ -1,9 +1,12 @@
 // lockstep compare TARGET BASELINE -o DIR: a thin shell over
 // lockstep::CompareDumpPaths and the report writers.
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <optional>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "cli/commands.h"
 #include "cli/common_options.h"
@@ -95,14 +98,27 @@ StatusOr<CompareOptions> MakeOptions(const Args& a) {
   return o;
 }
 
+// "a", "a and b", "a, b and c".
+std::string JoinNames(const std::vector<std::string>& names) {
+  std::string out;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) out += i + 1 == names.size() ? " and " : ", ";
+    out += names[i];
+  }
+  return out;
+}
+
 Status WriteReports(const CompareResult& r, const Args& a,
                     const std::string& curves_svg) {
   std::string ts = CompareTimestamp();
-  std::string replaced;
-  for (const char* f : {"summary.json", "report.html"}) {
-    if (PathExists(a.out_dir + "/" + f))
-      replaced += std::string(replaced.empty() ? "" : " and ") + f;
+  std::string html = a.out_dir + "/report.html";
+  std::vector<std::string> earlier;
+  for (const std::string& f :
+       {std::string("summary.json"), std::string("report.html"),
+        std::filesystem::path(HtmlTableFilePath(html)).filename().string()}) {
+    if (PathExists(a.out_dir + "/" + f)) earlier.push_back(f);
   }
+  std::string replaced = JoinNames(earlier);
   if (!replaced.empty()) {
     LogWarning(a.out_dir + ": replacing the " + replaced +
                " of an earlier run (its compare_result CSVs stay)");
@@ -118,14 +134,17 @@ Status WriteReports(const CompareResult& r, const Args& a,
   extras.curves_svg = curves_svg;
   extras.curves_title = a.curve_metric + " curves (" + a.baseline_log +
                         " = reference, " + a.target_log + ")";
-  if (s.ok()) s = WriteHtmlReport(r, a.out_dir + "/report.html", extras);
+  StatusOr<std::vector<std::string>> pages = Status::Internal("not written");
+  if (s.ok()) pages = WriteHtmlReport(r, html, extras);
   TimingMark("compare: write summary.json and report.html");
   csv_writer.join();
   LOCKSTEP_RETURN_IF_ERROR(csvs.status());
   for (const auto& p : *csvs) LogInfo("wrote " + p);
   LOCKSTEP_RETURN_IF_ERROR(s);
-  LogInfo("wrote " + a.out_dir + "/summary.json and " + a.out_dir +
-          "/report.html");
+  LOCKSTEP_RETURN_IF_ERROR(pages.status());
+  std::vector<std::string> written = {a.out_dir + "/summary.json"};
+  written.insert(written.end(), pages->begin(), pages->end());
+  LogInfo("wrote " + JoinNames(written));
   if (a.xlsx) {
     std::string x = a.out_dir + "/compare_result_" + ts + ".xlsx";
     LOCKSTEP_RETURN_IF_ERROR(WriteXlsxReport(r, x));

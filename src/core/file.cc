@@ -451,6 +451,11 @@ Status CheckOutputFile(const std::string& path) {
   return Status::Ok();
 }
 
+Status RemoveFileIfPresent(const std::string& path) {
+  if (::unlink(path.c_str()) == 0 || errno == ENOENT) return Status::Ok();
+  return ErrnoStatus(path, "cannot remove");
+}
+
 bool PathExists(const std::string& path) {
   std::error_code ec;
   return std::filesystem::exists(path, ec);

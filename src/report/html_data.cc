@@ -1,13 +1,14 @@
-// The data embedded in the HTML report (schema in html_internal.h).
+// The data embedded in the HTML report and its table file (schemas in
+// html_internal.h).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "html_internal.h"
 #include "json_util.h"
+#include "lockstep/format/crc32.h"
 
 namespace lockstep::internal {
 namespace {
@@ -17,6 +18,33 @@ static_assert(static_cast<int>(Verdict::kPass) == 0 &&
               static_cast<int>(Verdict::kWarning) == 1 &&
               static_cast<int>(Verdict::kError) == 2 &&
               static_cast<int>(Verdict::kUnmatched) == 3);
+
+// With a table file, the page embeds the rows this close to the first
+// divergence and at most this many rows in all (the first non-pass ones).
+constexpr size_t kContextRows = 20;
+constexpr size_t kMaxEmbeddedRows = 10000;
+// With a table file, the plot keeps the extreme rows of this many slices of
+// the row range (more than a plot has pixel columns).
+constexpr size_t kPlotSlices = 2048;
+
+using MetricField = double CompareRow::*;
+struct Metric {
+  const char* key;
+  MetricField field;
+  bool low;  // the lowest value is the worst (cosine)
+};
+constexpr Metric kMetrics[] = {
+    {"cosine", &CompareRow::cosine, true},
+    {"one_minus_cos", &CompareRow::one_minus_cos, false},
+    {"max_abs_err", &CompareRow::max_abs_err, false},
+    {"max_rel_err", &CompareRow::max_rel_err, false}};
+
+// The script's order of severity, per verdict code: error > warning >
+// unmatched > pass.
+int Severity(Verdict v) {
+  static constexpr int kSeverity[] = {0, 2, 3, 1};
+  return kSeverity[static_cast<int>(v)];
+}
 
 // Metrics only feed the plot and the tooltip, so 7 significant digits keep
 // the blob small; the table shows the exact cells.
@@ -32,98 +60,138 @@ void WritePlotNumber(JsonWriter* w, double x) {
   }
 }
 
-void WriteMetric(const CompareResult& r, const char* key,
-                 double CompareRow::*field, JsonWriter* w) {
-  w->Key(key);
-  w->StartArray();
-  for (const CompareRow& row : r.rows) WritePlotNumber(w, row.*field);
-  w->EndArray();
+// Calls f(i) for each row index of `rows` (nullptr: every row).
+template <typename F>
+void ForRows(const CompareResult& r, const std::vector<size_t>* rows, F f) {
+  if (rows) {
+    for (size_t i : *rows) f(i);
+  } else {
+    for (size_t i = 0; i < r.rows.size(); ++i) f(i);
+  }
 }
 
-void WriteMetrics(const CompareResult& r, JsonWriter* w) {
+// The rows the page embeds beside a table file: those around the first
+// divergence, and the first non-pass rows, up to kMaxEmbeddedRows in all.
+std::vector<size_t> EmbeddedRows(const CompareResult& r) {
+  std::vector<size_t> out;
+  const FirstDivergence& fd = r.first_divergence;
+  if (fd.found && fd.row_index < r.rows.size()) {
+    size_t hi = std::min(r.rows.size(), fd.row_index + kContextRows + 1);
+    for (size_t i = fd.row_index - std::min(fd.row_index, kContextRows); i < hi;
+         ++i)
+      out.push_back(i);
+  }
+  size_t context = out.size();
+  for (size_t i = 0; i < r.rows.size() && out.size() < kMaxEmbeddedRows; ++i) {
+    bool in_context = context > 0 && i >= out[0] && i <= out[context - 1];
+    if (r.rows[i].verdict != Verdict::kPass && !in_context) out.push_back(i);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// Whether row a's metric value is worse than row b's (NaN never is).
+bool Worse(const CompareResult& r, const Metric& m, size_t a, size_t b) {
+  double x = r.rows[a].*m.field, y = r.rows[b].*m.field;
+  if (std::isnan(x)) return false;
+  if (std::isnan(y)) return true;
+  return m.low ? x < y : x > y;
+}
+
+// The plotted rows beside a table file: per slice, each metric's worst row
+// and the row of the most severe verdict.
+std::vector<size_t> PlotRows(const CompareResult& r) {
+  size_t n = r.rows.size(), slices = std::min(n, kPlotSlices);
+  std::vector<size_t> out;
+  for (size_t s = 0; s < slices; ++s) {
+    size_t begin = s * n / slices, end = (s + 1) * n / slices;
+    size_t severe = begin;
+    for (size_t i = begin; i < end; ++i) {
+      if (Severity(r.rows[i].verdict) > Severity(r.rows[severe].verdict))
+        severe = i;
+    }
+    out.push_back(severe);
+    for (const Metric& m : kMetrics) {
+      size_t worst = begin;
+      for (size_t i = begin; i < end; ++i) {
+        if (Worse(r, m, i, worst)) worst = i;
+      }
+      out.push_back(worst);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+void WritePlot(const CompareResult& r, const std::vector<size_t>* rows,
+               JsonWriter* w) {
   w->StartObject();
-  WriteMetric(r, "cosine", &CompareRow::cosine, w);
-  WriteMetric(r, "one_minus_cos", &CompareRow::one_minus_cos, w);
-  WriteMetric(r, "max_abs_err", &CompareRow::max_abs_err, w);
-  WriteMetric(r, "max_rel_err", &CompareRow::max_rel_err, w);
+  if (rows) {
+    w->Key("index");
+    w->StartArray();
+    for (size_t i : *rows) w->Uint64(i);
+    w->EndArray();
+    w->Key("verdict");
+    w->StartArray();
+    for (size_t i : *rows) w->Int(static_cast<int>(r.rows[i].verdict));
+    w->EndArray();
+  }
+  w->Key("metrics");
+  w->StartObject();
+  for (const Metric& m : kMetrics) {
+    w->Key(m.key);
+    w->StartArray();
+    ForRows(r, rows, [&](size_t i) { WritePlotNumber(w, r.rows[i].*m.field); });
+    w->EndArray();
+  }
+  w->EndObject();
   w->EndObject();
 }
 
-// The strings that occur in more than one cell ("torch.float32", "[8,
-// 1024]", "True", "pass", ...), most frequent first, so that their indices
-// are short. Long strings (names) are left out: they are rarely repeated.
-std::vector<std::string_view> CellDictionary(const CompareResult& r) {
-  constexpr size_t kMaxLength = 40;
-  std::unordered_map<std::string_view, size_t> count;
-  for (const CompareRow& row : r.rows) {
-    for (std::string_view cell : row.cells) {
-      if (cell.size() >= 2 && cell.size() <= kMaxLength) ++count[cell];
-    }
+void WriteTableFileRef(const CompareResult& r, const TableFileRef* file,
+                       JsonWriter* w) {
+  if (!file) {
+    w->Null();
+    return;
   }
-  std::vector<std::pair<size_t, std::string_view>> repeated;
-  for (const auto& [text, n] : count) {
-    if (n >= 2) repeated.emplace_back(n, text);
-  }
-  std::sort(repeated.begin(), repeated.end(), [](const auto& a, const auto& b) {
-    return a.first != b.first ? a.first > b.first : a.second < b.second;
-  });
-  std::vector<std::string_view> dict;
-  dict.reserve(repeated.size());
-  for (const auto& [n, text] : repeated) dict.push_back(text);
-  return dict;
+  w->StartObject();
+  w->Key("name");
+  JsonString(w, file->name);
+  w->Key("id");
+  JsonString(w, file->id);
+  w->Key("rows");
+  w->Uint64(r.rows.size());
+  w->EndObject();
 }
 
-// Each row's cells, compactly (decoded by the script as it loads): null is
-// "the same as the cell to the left" (NPU and Bench columns mostly agree),
-// an integer k is dict[k], a string is itself.
-void WriteCells(const CompareResult& r,
-                const std::vector<std::string_view>& dict, JsonWriter* w) {
-  std::unordered_map<std::string_view, size_t> index;
-  index.reserve(dict.size());
-  for (size_t k = 0; k < dict.size(); ++k) index.emplace(dict[k], k);
-  w->StartArray();
-  for (const CompareRow& row : r.rows) {
-    w->StartArray();
-    for (size_t c = 0; c < row.cells.size(); ++c) {
-      std::string_view cell = row.cells[c];
-      if (c > 0 && cell == row.cells[c - 1]) {
-        w->Null();
-      } else if (auto it = index.find(cell); it != index.end()) {
-        w->Uint64(it->second);
-      } else {
-        JsonString(w, cell);
-      }
+// `text` as the body of a single-quoted JavaScript string.
+std::string JsStringBody(std::string_view text) {
+  std::string out;
+  out.reserve(text.size() + text.size() / 32);
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '\\' || c == '\'') {
+      out += '\\';
+      out += c;
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c == '\xE2' && i + 2 < text.size() && text[i + 1] == '\x80' &&
+               (text[i + 2] == '\xA8' || text[i + 2] == '\xA9')) {
+      out += text[i + 2] == '\xA8' ? "\\u2028" : "\\u2029";
+      i += 2;
+    } else {
+      out += c;
     }
-    w->EndArray();
   }
-  w->EndArray();
-}
-
-void WriteNotes(const CompareResult& r, JsonWriter* w) {
-  w->StartArray();
-  for (const CompareRow& row : r.rows) {
-    std::string joined;
-    for (const std::string& m : row.messages) {
-      if (!joined.empty()) joined += '\n';
-      joined += m;
-    }
-    JsonString(w, joined);
-  }
-  w->EndArray();
-}
-
-template <typename Get>
-void WriteIntColumn(const CompareResult& r, const char* key, Get get,
-                    JsonWriter* w) {
-  w->Key(key);
-  w->StartArray();
-  for (const CompareRow& row : r.rows) w->Int(get(row));
-  w->EndArray();
+  return out;
 }
 
 }  // namespace
 
-std::string RenderReportData(const CompareResult& r) {
+std::string RenderReportData(const CompareResult& r, const TableFileRef* file) {
   rapidjson::StringBuffer buffer;
   JsonWriter w(buffer);
   w.StartObject();
@@ -133,24 +201,8 @@ std::string RenderReportData(const CompareResult& r) {
   w.StartArray();
   for (const std::string& c : r.columns) JsonString(&w, c);
   w.EndArray();
-  std::vector<std::string_view> dict = CellDictionary(r);
-  w.Key("dict");
-  w.StartArray();
-  for (std::string_view text : dict) JsonString(&w, std::string(text));
-  w.EndArray();
-  w.Key("rows");
-  WriteCells(r, dict, &w);
-  WriteIntColumn(
-      r, "verdict",
-      [](const CompareRow& row) { return static_cast<int>(row.verdict); }, &w);
-  WriteIntColumn(
-      r, "rank", [](const CompareRow& row) { return row.rank; }, &w);
-  WriteIntColumn(
-      r, "step", [](const CompareRow& row) { return row.step; }, &w);
-  w.Key("notes");
-  WriteNotes(r, &w);
-  w.Key("metrics");
-  WriteMetrics(r, &w);
+  w.Key("row_count");
+  w.Uint64(r.rows.size());
   w.Key("first_divergence_row");
   const FirstDivergence& fd = r.first_divergence;
   if (fd.found && fd.row_index < r.rows.size()) {
@@ -158,8 +210,34 @@ std::string RenderReportData(const CompareResult& r) {
   } else {
     w.Null();
   }
+  std::vector<size_t> embedded, plotted;
+  if (file) {
+    embedded = EmbeddedRows(r);
+    plotted = PlotRows(r);
+  }
+  w.Key("table");
+  WriteTable(r, file ? &embedded : nullptr, &w);
+  w.Key("table_file");
+  WriteTableFileRef(r, file, &w);
+  w.Key("plot");
+  WritePlot(r, file ? &plotted : nullptr, &w);
   w.EndObject();
   return ScriptSafeJson(std::string_view(buffer.GetString(), buffer.GetSize()));
+}
+
+std::string RenderTableFile(const CompareResult& r, std::string* id) {
+  rapidjson::StringBuffer buffer;
+  JsonWriter w(buffer);
+  WriteTable(r, nullptr, &w);
+  std::string_view table(buffer.GetString(), buffer.GetSize());
+  char crc[16];
+  std::snprintf(crc, sizeof(crc), "%08x", Crc32(table));
+  *id = std::to_string(r.rows.size()) + "-" + crc;
+  std::string out =
+      "window.lockstepTable = {id: \"" + *id + "\", table: JSON.parse('";
+  out += JsStringBody(table);
+  out += "')};\n";
+  return out;
 }
 
 }  // namespace lockstep::internal

@@ -1,12 +1,15 @@
-// Pieces of the HTML report (html_report.h): the embedded data, the style
-// sheet and the script. Kept apart so that each file holds one concept.
+// Pieces of the HTML report (html_report.h): the embedded data, the table
+// encoding, the style sheet and the script. Kept apart so that each file
+// holds one concept.
 // Thread safety: pure functions and constants.
 #ifndef LOCKSTEP_SRC_REPORT_HTML_INTERNAL_H_
 #define LOCKSTEP_SRC_REPORT_HTML_INTERNAL_H_
 
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "json_util.h"
 #include "lockstep/compare/result.h"
 
 namespace lockstep::internal {
@@ -14,21 +17,60 @@ namespace lockstep::internal {
 // Escapes & < > " ' for HTML text and attribute values (and sanitizes UTF-8).
 std::string HtmlEscape(std::string_view s);
 
+// A table of rows, compactly (TABLE below), column by column:
+//   {"n": rows held, "width": W (cell columns: the most of the header and
+//    of any row's cells; a row's missing cells are ""),
+//    "index": [row number] (absent: rows 0..n-1 of the result),
+//    "dict": [str], "cells": [COLUMN] (W of them),
+//    "verdict": COLUMN ("0" pass, "1" warning, "2" error, "3" unmatched),
+//    "rank": COLUMN, "step": COLUMN (decimal), "notes": COLUMN ("\n"-joined
+//    messages)}
+// A COLUMN is a list of tokens, read top to bottom, each giving the next
+// cell(s) of the column:
+//   k >= 0   dict[k]
+//   null     the cell to its left (cell columns 1.. only)
+//   -k       k more cells, each made as the cell above was: the cell to
+//            its left when that one was null, else equal to the cell above
+//   "c..."   a literal: the first (c - 35) characters of the cell above
+//            (ASCII only; "" above the first row) followed by the rest
+// Strings are sanitized UTF-8 (bytes that are not become U+FFFD).
+// `rows`: indices into r.rows, ascending; nullptr: every row.
+void WriteTable(const CompareResult& r, const std::vector<size_t>* rows,
+                JsonWriter* w);
+
+// Where the page finds its full table when it does not embed it.
+struct TableFileRef {
+  std::string name;  // the file's name beside the page (report_table.js)
+  std::string id;    // ties the page to the file it was written with
+};
+
 // The JSON embedded in #report-data, already made safe for <script>:
-//   {"summary": {summary_json.h object}, "columns": [str],
-//    "rows": [[cell, ...]], "verdict": [0 pass | 1 warning | 2 error |
-//    3 unmatched], "rank": [n], "step": [n], "notes": [str ("\n"-joined
-//    messages)], "metrics": {"cosine" | "one_minus_cos" | "max_abs_err" |
-//    "max_rel_err": [x | null (NaN) | "inf" | "-inf"]},
-//    "first_divergence_row": n | null}
-std::string RenderReportData(const CompareResult& result);
+//   {"summary": {summary_json.h object}, "columns": [str], "row_count": n,
+//    "first_divergence_row": n | null,
+//    "table": TABLE (every row, or with a table file a selection: the rows
+//             around the first divergence and the first non-pass rows),
+//    "table_file": null | {"name": str, "id": str, "rows": n},
+//    "plot": {"index": [row], "verdict": [0-3] (both absent: every row,
+//             verdicts from "table"), "metrics": {"cosine" |
+//             "one_minus_cos" | "max_abs_err" | "max_rel_err": [x | null
+//             (NaN) | "inf" | "-inf"], one per plotted row}}}
+// With a table file the plot holds, per slice of the row range, the rows
+// with each metric's extreme value and the most severe verdict.
+// `file`: nullptr embeds the whole table.
+std::string RenderReportData(const CompareResult& r, const TableFileRef* file);
+
+// The table file (a script beside the page), whose id it sets in *id:
+//   window.lockstepTable = {id: "<id>", table: JSON.parse('<TABLE>')};
+// with every row; the id is the row count and the CRC-32 of TABLE.
+std::string RenderTableFile(const CompareResult& r, std::string* id);
 
 // The style sheet (inside <style>).
 extern const std::string_view kReportCss;
 
-// The script, in three parts concatenated inside one function scope: the
-// table (state, filters, sorting, paging, URL fragment), the plot, and the
-// start-up code.
+// The script, in four parts concatenated inside one function scope: the
+// data (decoding the table), the table view (state, filters, sorting,
+// paging, URL fragment), the plot, and the start-up code.
+extern const std::string_view kReportScriptData;
 extern const std::string_view kReportScriptTable;
 extern const std::string_view kReportScriptPlot;
 extern const std::string_view kReportScriptMain;

@@ -1,11 +1,17 @@
 // The HTML report's document: the parts that need no script (header,
 // verdict, counts, first divergence, gaps, warnings) are rendered here, so
 // they read well even with scripts blocked; the plot and the table are drawn
-// by the embedded script from the embedded data.
+// by the embedded script from the embedded data and, for a large table,
+// the table file beside the page.
 #include "lockstep/report/html_report.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <filesystem>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "html_internal.h"
 #include "json_util.h"
@@ -181,6 +187,7 @@ void AppendTableCard(std::string* out) {
 <button type="button" id="next" title="next page (n)">&rsaquo;</button>
 <select id="page-size" title="rows per page"><option>100</option><option selected>200</option>
 <option>500</option><option>1000</option></select></div></div>
+<p id="table-note" class="table-note" hidden></p>
 <div class="table-wrap" id="table-wrap"><table id="table"><thead><tr id="head"></tr></thead>
 <tbody id="rows"></tbody></table></div>
 <p class="hint foot">Click a header to sort (again to reverse); click a row for all of its cells.</p>
@@ -189,34 +196,44 @@ void AppendTableCard(std::string* out) {
 )HTML";
 }
 
-void AppendScripts(const CompareResult& r, std::string* out) {
+// `name` for a URL path segment: bytes other than [A-Za-z0-9._-] become %XX.
+std::string PercentEncode(std::string_view name) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (char c : name) {
+    unsigned char u = static_cast<unsigned char>(c);
+    if (std::isalnum(u) || c == '.' || c == '_' || c == '-') {
+      out += c;
+    } else {
+      out += '%';
+      out += kHex[u >> 4];
+      out += kHex[u & 15];
+    }
+  }
+  return out;
+}
+
+void AppendScripts(const CompareResult& r,
+                   const internal::TableFileRef* table_file, std::string* out) {
   *out += "<script type=\"application/json\" id=\"report-data\">";
-  *out += internal::RenderReportData(r);
-  *out += "</script>\n<script>(function () {\n'use strict';\n";
+  *out += internal::RenderReportData(r, table_file);
+  *out += "</script>\n";
+  if (table_file) {
+    *out += "<script src=\"" + HtmlEscape(PercentEncode(table_file->name)) +
+            "\"></script>\n";
+  }
+  *out += "<script>(function () {\n'use strict';\n";
+  *out += internal::kReportScriptData;
   *out += internal::kReportScriptTable;
   *out += internal::kReportScriptPlot;
   *out += internal::kReportScriptMain;
   *out += "})();\n</script>\n";
 }
 
-}  // namespace
-
-namespace internal {
-
-std::string HtmlEscape(std::string_view s) {
-  return EscapeMarkup(SanitizeUtf8(s));
-}
-
-}  // namespace internal
-
-std::string RenderHtmlReport(const CompareResult& result) {
-  return RenderHtmlReport(result, HtmlExtras{});
-}
-
-std::string RenderHtmlReport(const CompareResult& result,
-                             const HtmlExtras& extras) {
+std::string RenderPage(const CompareResult& result, const HtmlExtras& extras,
+                       const internal::TableFileRef* table_file) {
   std::string out;
-  out.reserve(4096 + result.rows.size() * 256);
+  out.reserve(65536 + (table_file ? 0 : result.rows.size() * 64));
   out +=
       "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
       "<meta name=\"viewport\" content=\"width=device-width, "
@@ -246,14 +263,85 @@ std::string RenderHtmlReport(const CompareResult& result,
   }
   AppendTableCard(&out);
   out += "</main>\n";
-  AppendScripts(result, &out);
+  AppendScripts(result, table_file, &out);
   out += "</body></html>\n";
   return out;
 }
 
-Status WriteHtmlReport(const CompareResult& result, const std::string& path,
-                       const HtmlExtras& extras) {
-  return WriteFileAtomic(path, RenderHtmlReport(result, extras));
+size_t CellBytes(const CompareResult& result) {
+  size_t n = 0;
+  for (const CompareRow& row : result.rows) n += row.cells.bytes();
+  return n;
+}
+
+std::string BaseName(const std::string& path) {
+  return std::filesystem::path(path).filename().string();
+}
+
+}  // namespace
+
+namespace internal {
+
+std::string HtmlEscape(std::string_view s) {
+  return EscapeMarkup(SanitizeUtf8(s));
+}
+
+}  // namespace internal
+
+HtmlReportFiles RenderHtmlReportFiles(const CompareResult& result,
+                                      const HtmlExtras& extras,
+                                      const std::string& table_name) {
+  HtmlReportFiles files;
+  if (CellBytes(result) < extras.embed_limit_bytes) {
+    files.page = RenderPage(result, extras, nullptr);
+    return files;
+  }
+  internal::TableFileRef ref;
+  ref.name = table_name;
+  files.table = internal::RenderTableFile(result, &ref.id);
+  files.page = RenderPage(result, extras, &ref);
+  return files;
+}
+
+std::string RenderHtmlReport(const CompareResult& result) {
+  return RenderHtmlReport(result, HtmlExtras{});
+}
+
+std::string RenderHtmlReport(const CompareResult& result,
+                             const HtmlExtras& extras) {
+  return RenderPage(result, extras, nullptr);
+}
+
+std::string HtmlTableFilePath(const std::string& page_path) {
+  std::string stem = page_path;
+  for (const char* ext : {".html", ".htm"}) {
+    size_t n = std::strlen(ext);
+    if (stem.size() > n && BaseName(stem).size() > n &&
+        stem.compare(stem.size() - n, n, ext) == 0) {
+      stem.resize(stem.size() - n);
+      break;
+    }
+  }
+  return stem + "_table.js";
+}
+
+StatusOr<std::vector<std::string>> WriteHtmlReport(const CompareResult& result,
+                                                   const std::string& path,
+                                                   const HtmlExtras& extras) {
+  std::string table_path = HtmlTableFilePath(path);
+  HtmlReportFiles files =
+      RenderHtmlReportFiles(result, extras, BaseName(table_path));
+  if (files.table.empty()) {
+    LOCKSTEP_RETURN_IF_ERROR(WriteFileAtomic(path, files.page));
+    LOCKSTEP_RETURN_IF_ERROR(RemoveFileIfPresent(table_path));
+    return std::vector<std::string>{path};
+  }
+  // The table file first, so that no page refers to one not yet written;
+  // should the page's write fail, the earlier page stays, finds that this
+  // table file's id is not its own, and says so.
+  LOCKSTEP_RETURN_IF_ERROR(WriteFileAtomic(table_path, files.table));
+  LOCKSTEP_RETURN_IF_ERROR(WriteFileAtomic(path, files.page));
+  return std::vector<std::string>{path, table_path};
 }
 
 }  // namespace lockstep

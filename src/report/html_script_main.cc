@@ -1,6 +1,7 @@
-// The HTML report's script, part 3: wiring controls to the view, going to a
+// The HTML report's script, part 4: wiring controls to the view, going to a
 // row, keyboard shortcuts ("/" filter, "n"/"p" pages, Esc clears the filter)
-// and start-up from the URL fragment. Ends by setting <body data-ready="1">.
+// and start-up from the URL fragment. Ends by setting <body data-ready="1">
+// and data-ready-ms (milliseconds since the navigation started).
 #include "html_internal.h"
 
 namespace lockstep::internal {
@@ -19,17 +20,27 @@ function syncControls() {
   $('page-size').value = String(state.size);
 }
 
+function showTableNote(text) {
+  $('table-note').textContent = text;
+  $('table-note').hidden = !text;
+}
+
 // Shows row i (0-based): keeps the filters when the row passes them.
 function goToRow(i) {
-  if (!(i >= 0 && i < N)) return;
-  let pos = view.indexOf(i);
+  if (!(i >= 0 && i < ROWS)) return;
+  const p = posOf(i);
+  if (p < 0) {
+    showTableNote('Row ' + (i + 1) + ' is not among the rows this page embeds. ' + TABLE_NOTE);
+    return;
+  }
+  let pos = view.indexOf(p);
   if (pos < 0) {
     state.verdict = 'all';
     state.filter = '';
     syncControls();
     applyView();
     renderHead();
-    pos = view.indexOf(i);
+    pos = view.indexOf(p);
   }
   state.page = Math.floor(pos / state.size);
   state.selected = i;
@@ -142,6 +153,7 @@ function bindPlotEvents() {
 }
 
 function init() {
+  showTableNote(TABLE_NOTE);
   const row = readHash();
   buildColumnPicker();
   pickMetric();
@@ -161,6 +173,7 @@ function init() {
   });
   if (row >= 0) goToRow(row);
   document.body.setAttribute('data-ready', '1');
+  document.body.setAttribute('data-ready-ms', String(Math.round(performance.now())));
 }
 
 init();

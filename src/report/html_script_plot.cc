@@ -1,7 +1,9 @@
-// The HTML report's script, part 2: the SVG plot of one metric along the op
-// sequence (x: row number). Rows are binned to at most one bin per pixel
-// column and each bin draws its worst row (lowest cosine, highest error), so
-// 100k rows draw as fast as 1k and no divergent row is hidden. A strip under
+// The HTML report's script, part 3: the SVG plot of one metric along the op
+// sequence (x: row number). The plotted points are every row, or with a
+// table file the extreme rows of each of 2048 slices of the row range (the
+// page's data). Points are binned to at most one bin per pixel column and
+// each bin draws its worst point (lowest cosine, highest error), so 100k rows
+// draw as fast as 1k and no divergent row is hidden. A strip under
 // the axis marks bins that hold a warning, error or unmatched row. Hovering
 // shows the nearest bin's row; clicking goes to it in the table.
 #include "html_internal.h"
@@ -15,22 +17,26 @@ const METRICS = {
   max_rel_err: {label: 'Max relative error (log scale)', log: true},
   max_abs_err: {label: 'Max absolute error (log scale)', log: true},
 };
+const PL = D.plot;
+const NP = PL.index ? PL.index.length : N;  // points
+const pointRow = PL.index ? (j) => PL.index[j] : (j) => j;
+const pointVerdict = PL.index ? (j) => PL.verdict[j] : (j) => T.verdict[j];
 const valCache = {};
 let P = null;  // the plot as last drawn: geometry and bins, for hovering
 
 function metricValues(name) {
   if (valCache[name]) return valCache[name];
-  const src = D.metrics[name] || [], out = new Float64Array(N);
-  for (let i = 0; i < N; i++) {
-    const v = src[i];
-    out[i] = v === null || v === undefined ? NaN : v === 'inf' ? Infinity : v === '-inf' ? -Infinity : v;
+  const src = PL.metrics[name] || [], out = new Float64Array(NP);
+  for (let j = 0; j < NP; j++) {
+    const v = src[j];
+    out[j] = v === null || v === undefined ? NaN : v === 'inf' ? Infinity : v === '-inf' ? -Infinity : v;
   }
   return (valCache[name] = out);
 }
 
 function hasValues(name) {
   const v = metricValues(name);
-  for (let i = 0; i < N; i++) if (isFinite(v[i]) && (!METRICS[name].log || v[i] > 0)) return true;
+  for (let j = 0; j < NP; j++) if (isFinite(v[j]) && (!METRICS[name].log || v[j] > 0)) return true;
   return false;
 }
 
@@ -64,8 +70,8 @@ function niceTicks(lo, hi, n) {
 // band below for zeros and one above for +inf when the data have them.
 function yRange(vals, m) {
   let lo = Infinity, hi = -Infinity, zero = false, inf = false;
-  for (let i = 0; i < N; i++) {
-    const v = vals[i];
+  for (let j = 0; j < NP; j++) {
+    const v = vals[j];
     if (m.log && v <= 0) zero = true;
     if (v === Infinity) inf = true;
     if (!isFinite(v) || (m.log && v <= 0)) continue;
@@ -89,7 +95,7 @@ function plotGeometry(W, H, vals, m) {
   g.pw = Math.max(10, W - g.m.l - g.m.r);
   g.ph = Math.max(10, H - g.m.t - g.m.b);
   const r = (g.range = yRange(vals, m));
-  g.x = (i) => g.m.l + (N > 1 ? i / (N - 1) : 0.5) * g.pw;
+  g.x = (i) => g.m.l + (ROWS > 1 ? i / (ROWS - 1) : 0.5) * g.pw;
   g.y = (v) => {
     let f;
     if (m.log) {
@@ -100,7 +106,7 @@ function plotGeometry(W, H, vals, m) {
     }
     return g.m.t + g.ph * (1 - Math.min(Math.max(f, 0), 1));
   };
-  g.nb = Math.max(1, Math.min(N, Math.floor(g.pw)));
+  g.nb = Math.max(1, Math.min(ROWS, Math.floor(g.pw)));
   return g;
 }
 
@@ -117,13 +123,14 @@ function yTicks(g) {
   return t;
 }
 
-function binRows(g) {
+// Per bin, the point of the worst value (best) and of the most severe verdict.
+function binPoints(g) {
   const best = new Int32Array(g.nb).fill(-1), worst = new Int32Array(g.nb).fill(-1);
   const vals = g.vals, low = g.metric.low;
-  for (let i = 0; i < N; i++) {
-    const b = Math.floor(i * g.nb / N), v = vals[i], c = best[b], w = worst[b];
-    if (v === v && (c < 0 || (low ? v < vals[c] : v > vals[c]))) best[b] = i;
-    if (w < 0 || SEVERITY[D.verdict[i]] > SEVERITY[D.verdict[w]]) worst[b] = i;
+  for (let j = 0; j < NP; j++) {
+    const b = Math.floor(pointRow(j) * g.nb / ROWS), v = vals[j], c = best[b], w = worst[b];
+    if (v === v && (c < 0 || (low ? v < vals[c] : v > vals[c]))) best[b] = j;
+    if (w < 0 || SEVERITY[pointVerdict(j)] > SEVERITY[pointVerdict(w)]) worst[b] = j;
   }
   g.best = best;
   g.worst = worst;
@@ -137,8 +144,8 @@ function svgAxes(g) {
     s += '<line class="grid" x1="' + x0 + '" x2="' + x1 + '" y1="' + y + '" y2="' + y + '"/>' +
          '<text x="' + (x0 - 6) + '" y="' + y + '" dy="4" text-anchor="end">' + t.label + '</text>';
   }
-  for (const v of niceTicks(1, Math.max(N, 2), 8)) {
-    if (v !== Math.round(v) || v > N) continue;
+  for (const v of niceTicks(1, Math.max(ROWS, 2), 8)) {
+    if (v !== Math.round(v) || v > ROWS) continue;
     const x = g.x(v - 1).toFixed(1);
     s += '<line class="axis" x1="' + x + '" x2="' + x + '" y1="' + yb + '" y2="' + (yb + 4) + '"/>' +
          '<text x="' + x + '" y="' + (yb + 24) + '" text-anchor="' +
@@ -158,9 +165,9 @@ function svgSeries(g) {
   let path = '', pen = false;
   const dots = {pass: '', unmatched: '', warning: '', error: ''};
   for (let b = 0; b < g.nb; b++) {
-    const i = g.best[b];
-    if (i < 0) { pen = false; continue; }
-    const px = g.x(i).toFixed(1), py = g.y(g.vals[i]).toFixed(1), v = VERDICTS[D.verdict[i]];
+    const j = g.best[b];
+    if (j < 0) { pen = false; continue; }
+    const px = g.x(pointRow(j)).toFixed(1), py = g.y(g.vals[j]).toFixed(1), v = VERDICTS[pointVerdict(j)];
     path += (pen ? 'L' : 'M') + px + ' ' + py;
     pen = true;
     dots[v] += '<circle class="v-' + v + '" cx="' + px + '" cy="' + py + '" r="' +
@@ -169,9 +176,9 @@ function svgSeries(g) {
   let rug = '';
   const yr = g.m.t + g.ph + 6, w = Math.max(1.5, g.pw / g.nb).toFixed(1);
   for (let b = 0; b < g.nb; b++) {
-    const i = g.worst[b], v = VERDICTS[D.verdict[i]];
-    if (i >= 0 && v !== 'pass') {
-      rug += '<rect class="v-' + v + '" x="' + (g.x(i) - w / 2).toFixed(1) + '" y="' + yr +
+    const j = g.worst[b], v = j >= 0 ? VERDICTS[pointVerdict(j)] : 'pass';
+    if (v !== 'pass') {
+      rug += '<rect class="v-' + v + '" x="' + (g.x(pointRow(j)) - w / 2).toFixed(1) + '" y="' + yr +
              '" width="' + w + '" height="6"/>';
     }
   }
@@ -198,18 +205,18 @@ function svgMarks(g) {
 function drawPlot() {
   const svg = $('plot'), W = svg.clientWidth || 900, H = svg.clientHeight || 270;
   svg.setAttribute('viewBox', '0 0 ' + W + ' ' + H);
-  if (!state.metric || !N) {
+  if (!state.metric || !NP) {
     P = null;
     $('plot-title').textContent = 'Plot';
     svg.innerHTML = '<text class="empty" x="' + W / 2 + '" y="' + H / 2 + '" text-anchor="middle">' +
-                    (N ? 'No numeric metric to plot (' + esc(D.summary.mode) + ' mode)' : 'No rows') +
+                    (ROWS ? 'No numeric metric to plot (' + esc(D.summary.mode) + ' mode)' : 'No rows') +
                     '</text>';
     return;
   }
   const m = METRICS[state.metric];
   $('plot-title').textContent = m.label.replace(/ \(log scale\)/, '') + ' along the op sequence';
   P = plotGeometry(W, H, metricValues(state.metric), m);
-  binRows(P);
+  binPoints(P);
   svg.innerHTML = svgAxes(P) + svgSeries(P) + '<g id="plot-marks">' + svgMarks(P) + '</g>' +
                   '<g id="plot-hover"></g>';
 }
@@ -218,7 +225,8 @@ function drawMarks() {
   if (P) $('plot-marks').innerHTML = svgMarks(P);
 }
 
-function rowAtPointer(e) {
+// The point under the pointer (-1: none).
+function pointAtPointer(e) {
   if (!P) return -1;
   const rect = $('plot').getBoundingClientRect(), px = e.clientX - rect.left;
   if (px < P.m.l - 8 || px > P.m.l + P.pw + 8) return -1;
@@ -226,16 +234,22 @@ function rowAtPointer(e) {
   return P.best[b] >= 0 ? P.best[b] : P.worst[b];
 }
 
+function rowAtPointer(e) {
+  const j = pointAtPointer(e);
+  return j < 0 ? -1 : pointRow(j);
+}
+
 function showTip(e) {
-  const i = rowAtPointer(e), tip = $('plot-tip');
-  if (i < 0) return hideTip();
-  const x = P.x(i), v = P.vals[i], y = v === v ? P.y(v) : P.m.t + P.ph;
+  const j = pointAtPointer(e), tip = $('plot-tip');
+  if (j < 0) return hideTip();
+  const i = pointRow(j), p = posOf(i), x = P.x(i), v = P.vals[j], y = v === v ? P.y(v) : P.m.t + P.ph;
+  const name = p >= 0 ? (T.cells[NPU] || [])[p] || '' : '', note = p >= 0 ? T.notes[p] : '';
   $('plot-hover').innerHTML = '<line class="hover" x1="' + x + '" x2="' + x + '" y1="' + P.m.t +
       '" y2="' + (P.m.t + P.ph) + '"/><circle class="hover" cx="' + x + '" cy="' + y +
       '" r="6" fill="none"/>';
-  tip.innerHTML = '#' + (i + 1) + ' <b>' + esc(D.rows[i][NPU] || '') + '</b><br>' +
+  tip.innerHTML = '#' + (i + 1) + ' <b>' + esc(name) + '</b><br>' +
       esc(P.metric.label.replace(/ \(log scale\)/, '')) + ' ' + (v === v ? fmt(v) : 'n/a') +
-      ' \u00b7 ' + VERDICTS[D.verdict[i]] + (D.notes[i] ? '<br>' + esc(D.notes[i]) : '');
+      ' \u00b7 ' + VERDICTS[pointVerdict(j)] + (note ? '<br>' + esc(note) : '');
   tip.hidden = false;
   // SVG elements have no offsetLeft: place the tip from client rectangles.
   const card = $('plot').parentNode.getBoundingClientRect(), box = $('plot').getBoundingClientRect();

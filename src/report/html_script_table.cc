@@ -1,36 +1,23 @@
-// The HTML report's script, part 1: data, view state (filters, sort, page),
-// the URL fragment and the paged table. Only one page of rows is in the DOM,
-// so a report of 100k+ rows stays fast; sort keys are built per column on
-// first use. Numbers sort numerically; strings ("N/A", "unsupported", ...)
-// and empty cells sort after every number in both directions.
+// The HTML report's script, part 2: view state (filters, sort, page), the
+// URL fragment and the paged table. Only one page of rows is in the DOM, so
+// a report of 100k+ rows stays fast; sort keys are built per column on first
+// use. The view holds positions in the table T (part 1); rows are named by
+// their row number in the comparison (data-i, "#", the URL). Numbers sort
+// numerically; strings ("N/A", "unsupported", ...) and empty cells sort
+// after every number in both directions.
 #include "html_internal.h"
 
 namespace lockstep::internal {
 
 const std::string_view kReportScriptTable = R"JS(
-const D = JSON.parse(document.getElementById('report-data').textContent);
-// Cells arrive compact: null repeats the cell to the left, a number k is
-// D.dict[k], a string is itself.
-D.rows = D.rows.map((r) => {
-  const out = new Array(r.length);
-  for (let c = 0; c < r.length; ++c) {
-    const v = r[c];
-    out[c] = v === null ? out[c - 1] : typeof v === 'number' ? D.dict[v] : v;
-  }
-  return out;
-});
-const VERDICTS = ['pass', 'warning', 'error', 'unmatched'];
-const SEVERITY = [0, 2, 3, 1];  // per verdict code: error > warning > unmatched > pass
-const N = D.rows.length;
-const FD_ROW = D.first_divergence_row === null ? -1 : D.first_divergence_row;
 const ESC = {'&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;'};
 const NUM_RE = /^\s*[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?%?\s*$/i;
 const $ = (id) => document.getElementById(id);
 const esc = (s) => String(s).replace(/[&<>"']/g, (c) => ESC[c]);
 const state = {verdict: 'all', filter: '', sortCol: -1, dir: 1, page: 0, size: 200,
                selected: -1, metric: ''};
-let view = [];        // indices of the rows that pass the filters, in display order
-let names = null;     // lower-cased "npu\nbench" name per row, built on first use
+let view = [];        // positions of the rows that pass the filters, in display order
+let names = null;     // lower-cased "npu\nbench" name per position, built on first use
 const keyCache = {};  // column -> {num, str} sort keys
 
 function colIndex(label, fallback) {
@@ -60,38 +47,36 @@ function varies(a) {
 
 function buildColumns() {
   const c = [{label: '#', kind: 'idx'}, {label: 'Verdict', kind: 'verdict'}];
-  let width = D.columns.length;
-  for (const r of D.rows) width = Math.max(width, r.length);
-  for (let j = 0; j < width; j++) {
+  for (let j = 0; j < T.width; j++) {
     const label = D.columns[j] || 'column ' + (j + 1);
     c.push({label: label, kind: 'cell', ci: j, cls: cellClass(label)});
   }
-  if (varies(D.rank)) c.push({label: 'Rank', kind: 'rank', cls: 'txt'});
-  if (varies(D.step)) c.push({label: 'Step', kind: 'step', cls: 'txt'});
-  if (D.notes.some((s) => s)) c.push({label: 'lockstep notes', kind: 'notes', cls: 'long'});
+  if (varies(T.rank)) c.push({label: 'Rank', kind: 'rank', cls: 'txt'});
+  if (varies(T.step)) c.push({label: 'Step', kind: 'step', cls: 'txt'});
+  if (T.notes.some((s) => s)) c.push({label: 'lockstep notes', kind: 'notes', cls: 'long'});
   return c;
 }
 const cols = buildColumns();
 const visible = () => cols.map((c, k) => k).filter((k) => !cols[k].hidden);
 
-function cellText(c, i) {
+// The text of column c at table position p.
+function cellText(c, p) {
   switch (c.kind) {
-    case 'idx': return String(i + 1);
-    case 'verdict': return VERDICTS[D.verdict[i]];
-    case 'rank': return String(D.rank[i]);
-    case 'step': return String(D.step[i]);
-    case 'notes': return D.notes[i];
+    case 'idx': return String(rowOf(p) + 1);
+    case 'verdict': return VERDICTS[T.verdict[p]];
+    case 'rank': return String(T.rank[p]);
+    case 'step': return String(T.step[p]);
+    case 'notes': return T.notes[p];
   }
-  const v = D.rows[i][c.ci];
-  return v === undefined ? '' : v;
+  return T.cells[c.ci][p];
 }
 
 function sortKeys(k) {
   if (keyCache[k]) return keyCache[k];
   const c = cols[k], num = new Float64Array(N), str = new Array(N);
-  for (let i = 0; i < N; i++) {
-    str[i] = cellText(c, i);
-    num[i] = c.kind === 'idx' ? i : c.kind === 'verdict' ? SEVERITY[D.verdict[i]] : numKey(str[i]);
+  for (let p = 0; p < N; p++) {
+    str[p] = cellText(c, p);
+    num[p] = c.kind === 'idx' ? rowOf(p) : c.kind === 'verdict' ? SEVERITY[T.verdict[p]] : numKey(str[p]);
   }
   return (keyCache[k] = {num: num, str: str});
 }
@@ -115,13 +100,15 @@ function comparator(k, dir) {
 function applyView() {
   const q = state.filter.trim().toLowerCase(), want = VERDICTS.indexOf(state.verdict);
   if (q && !names) {
-    names = D.rows.map((r) => ((r[NPU] || '') + '\n' + (r[BENCH] || '')).toLowerCase());
+    const npu = T.cells[NPU] || [], bench = T.cells[BENCH] || [];
+    names = new Array(N);
+    for (let p = 0; p < N; p++) names[p] = ((npu[p] || '') + '\n' + (bench[p] || '')).toLowerCase();
   }
   const out = [];
-  for (let i = 0; i < N; i++) {
-    if (want >= 0 && D.verdict[i] !== want) continue;
-    if (q && names[i].indexOf(q) < 0) continue;
-    out.push(i);
+  for (let p = 0; p < N; p++) {
+    if (want >= 0 && T.verdict[p] !== want) continue;
+    if (q && names[p].indexOf(q) < 0) continue;
+    out.push(p);
   }
   if (state.sortCol >= 0) out.sort(comparator(state.sortCol, state.dir));
   view = out;
@@ -146,11 +133,11 @@ function renderHead() {
   $('head').innerHTML = h;
 }
 
-function cellHtml(k, i) {
-  const c = cols[k], s = cellText(c, i), sticky = stickyClass(k);
+function cellHtml(k, p) {
+  const c = cols[k], s = cellText(c, p), sticky = stickyClass(k);
   if (c.kind === 'idx') return '<td class="idx' + sticky + '">' + s + '</td>';
   if (c.kind === 'verdict') {
-    const note = D.notes[i] ? ' title="' + esc(D.notes[i]) + '"' : '';
+    const note = T.notes[p] ? ' title="' + esc(T.notes[p]) + '"' : '';
     return '<td class="' + sticky + '"><span class="vb v-' + s + '"' + note + '>' + s + '</span></td>';
   }
   const cls = numKey(s) === numKey(s) ? 'num' : c.cls;
@@ -158,12 +145,13 @@ function cellHtml(k, i) {
   return '<td class="' + cls + sticky + '"' + tip + '>' + esc(s) + '</td>';
 }
 
-function rowHtml(i, vis) {
-  let cls = 'v-' + VERDICTS[D.verdict[i]];
+function rowHtml(p, vis) {
+  const i = rowOf(p);
+  let cls = 'v-' + VERDICTS[T.verdict[p]];
   if (i === FD_ROW) cls += ' fd';
   if (i === state.selected) cls += ' selected';
   let h = '<tr class="' + cls + '" data-i="' + i + '">';
-  for (const k of vis) h += cellHtml(k, i);
+  for (const k of vis) h += cellHtml(k, p);
   return h + '</tr>';
 }
 
@@ -184,12 +172,12 @@ function renderTable() {
   }
 }
 
-function detailHtml(i) {
-  let h = '<dl class="kv"><dt>row</dt><dd>' + (i + 1) + ' \u00b7 ' + VERDICTS[D.verdict[i]] +
-          ' \u00b7 rank ' + D.rank[i] + (D.step[i] >= 0 ? ' \u00b7 step ' + D.step[i] : '') + '</dd>';
-  if (D.notes[i]) h += '<dt>lockstep</dt><dd>' + esc(D.notes[i]) + '</dd>';
+function detailHtml(p) {
+  let h = '<dl class="kv"><dt>row</dt><dd>' + (rowOf(p) + 1) + ' \u00b7 ' + VERDICTS[T.verdict[p]] +
+          ' \u00b7 rank ' + T.rank[p] + (T.step[p] >= 0 ? ' \u00b7 step ' + T.step[p] : '') + '</dd>';
+  if (T.notes[p]) h += '<dt>lockstep</dt><dd>' + esc(T.notes[p]) + '</dd>';
   for (const c of cols) {
-    if (c.kind === 'cell') h += '<dt>' + esc(c.label) + '</dt><dd>' + esc(cellText(c, i)) + '</dd>';
+    if (c.kind === 'cell') h += '<dt>' + esc(c.label) + '</dt><dd>' + esc(cellText(c, p)) + '</dd>';
   }
   return h + '</dl>';
 }
@@ -200,7 +188,7 @@ function toggleDetail(tr) {
   const d = document.createElement('tr'), width = $('table-wrap').clientWidth - 40;
   d.className = 'detail';
   d.innerHTML = '<td colspan="' + visible().length + '"><div style="position:sticky;left:14px;' +
-                'max-width:' + width + 'px">' + detailHtml(+tr.dataset.i) + '</div></td>';
+                'max-width:' + width + 'px">' + detailHtml(posOf(+tr.dataset.i)) + '</div></td>';
   tr.after(d);
 }
 
@@ -214,7 +202,7 @@ function readHash() {
   state.page = Math.max(0, (parseInt(p.get('page'), 10) || 1) - 1);
   if (p.get('metric')) state.metric = p.get('metric');
   const row = parseInt(p.get('row'), 10);
-  return row >= 1 && row <= N ? row - 1 : -1;
+  return row >= 1 && row <= ROWS ? row - 1 : -1;
 }
 
 function writeHash() {

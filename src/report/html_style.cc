@@ -177,6 +177,9 @@ tr.detail td { white-space: normal; background: var(--card); padding: 10px 14px;
 .kv dt { color: var(--muted); }
 .kv dd { margin: 0; font-family: var(--mono); white-space: pre-wrap; word-break: break-all; }
 .foot { margin: 8px 0 0; }
+.table-note { margin: 8px 0; padding: 6px 10px; border-left: 4px solid var(--warning);
+  background: var(--warning-bg); font-size: 13px; }
+.table-note[hidden] { display: none; }
 )CSS";
 
 }  // namespace lockstep::internal

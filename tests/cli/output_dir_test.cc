@@ -29,9 +29,8 @@ class OutputDirTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
   CmdRun Compare() {
-    return lockstep::testing::RunLockstep("compare " + kToy + "target " +
-                                          kToy + "baseline -o " + dir_ +
-                                          "out");
+    return lockstep::testing::RunLockstep("compare " + kToy + "target " + kToy +
+                                          "baseline -o " + dir_ + "out");
   }
   int Csvs() {
     int n = 0;
@@ -91,6 +90,24 @@ TEST_F(OutputDirTest, ReplacedSummaryAndReportAreSaidSo) {
       << second.out;
 }
 
+TEST_F(OutputDirTest, TableFileOfAnEarlierLargeReportIsReplacedAndRemoved) {
+  // An earlier run's report kept its table beside the page; this small
+  // report embeds its table, so that file would describe another run.
+  ASSERT_EQ(Compare().code, 1);
+  std::ofstream(dir_ + "out/report_table.js") << "window.lockstepTable = 0;";
+  CmdRun r = Compare();
+  ASSERT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("replacing the summary.json, report.html and "
+                       "report_table.js of an earlier run"),
+            std::string::npos)
+      << r.out;
+  EXPECT_FALSE(fs::exists(dir_ + "out/report_table.js"));
+  EXPECT_NE(r.out.find("wrote " + dir_ + "out/summary.json and " + dir_ +
+                       "out/report.html"),
+            std::string::npos)
+      << r.out;
+}
+
 TEST_F(OutputDirTest, TwoRunsNeverWriteOneDirectoryAtOnce) {
   // Another run holds the directory: this one refuses before comparing.
   auto lock = lockstep::DirLock::Acquire(dir_ + "out");
@@ -110,11 +127,12 @@ TEST_F(OutputDirTest, PlantedLinksInTheOutputAreNeverWrittenThrough) {
   std::string outside = dir_ + "outside.txt";
   std::ofstream(outside) << "precious";
   int pid_guess = 0;  // earlier versions used "<name>.tmp.<pid>"
-  for (const char* f : {"summary.json", "report.html", ".lockstep.lock"})
+  for (const char* f :
+       {"summary.json", "report.html", "report_table.js", ".lockstep.lock"})
     fs::create_symlink(outside, dir_ + "out/" + f);
   for (pid_guess = 1; pid_guess < 64; ++pid_guess) {
-    fs::create_symlink(outside, dir_ + "out/summary.json.tmp." +
-                                    std::to_string(pid_guess));
+    fs::create_symlink(
+        outside, dir_ + "out/summary.json.tmp." + std::to_string(pid_guess));
   }
   CmdRun r = Compare();
   EXPECT_EQ(Slurp(outside), "precious");
@@ -126,6 +144,7 @@ TEST_F(OutputDirTest, PlantedLinksInTheOutputAreNeverWrittenThrough) {
   EXPECT_EQ(Slurp(outside), "precious");
   EXPECT_FALSE(fs::is_symlink(dir_ + "out/summary.json"));
   EXPECT_FALSE(fs::is_symlink(dir_ + "out/report.html"));
+  EXPECT_FALSE(fs::exists(fs::symlink_status(dir_ + "out/report_table.js")));
 }
 
 }  // namespace

@@ -127,6 +127,19 @@ TEST_F(PlantedLinkTest, DirectWriteRefusesALinkAtThePath) {
   EXPECT_TRUE(std::filesystem::is_symlink(path));  // left as it was
 }
 
+TEST_F(PlantedLinkTest, RemoveRemovesALinkNotItsTarget) {
+  std::string path = dir_ + "/out/report_table.js";
+  Plant(path);
+  ASSERT_TRUE(RemoveFileIfPresent(path).ok());
+  EXPECT_FALSE(std::filesystem::exists(std::filesystem::symlink_status(path)));
+  EXPECT_EQ(Outside(), "precious");
+  EXPECT_TRUE(RemoveFileIfPresent(path).ok());  // nothing there: fine
+  Status dir = RemoveFileIfPresent(dir_ + "/out");
+  EXPECT_EQ(dir.code(), StatusCode::kIoError);
+  EXPECT_NE(dir.message().find(dir_ + "/out"), std::string::npos);
+  EXPECT_TRUE(IsDirectory(dir_ + "/out"));
+}
+
 // The CSV of a large compare is written as rendered, chunk by chunk.
 TEST_F(PlantedLinkTest, WriteIfAbsentFromASourceWritesEveryChunk) {
   std::string path = dir_ + "/out/chunked.csv";

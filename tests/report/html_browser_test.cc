@@ -1,190 +1,53 @@
 // The HTML report in a real browser: headless Chromium loads a report of
 // 2,500 synthetic rows (and a deliberately broken copy), and the DOM it dumps
-// after the script ran is checked, together with Chromium's console log.
-// Skipped when /usr/bin/chromium is missing.
-#include <fcntl.h>
+// after the script ran is checked, together with Chromium's console log. The
+// same rows with the table in a table file are loaded with that file, without
+// it and with one from another report. Skipped when /usr/bin/chromium is
+// missing.
 #include <gtest/gtest.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <regex>
-#include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "lockstep/core/file.h"
 #include "lockstep/report/html_report.h"
+#include "report/chromium_page.h"
 #include "report/synthetic_result.h"
-
-extern char** environ;
 
 namespace lockstep {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::ConsoleMessages;
+using testing::CountOf;
 using testing::CountVerdict;
+using testing::Describe;
+using testing::Inside;
+using testing::kChromium;
+using testing::PageRun;
+using testing::RowIndices;
+using testing::TextOf;
 
-constexpr char kChromium[] = "/usr/bin/chromium";
 constexpr int kRows = 2500;
 constexpr auto kBrowserTimeout = std::chrono::seconds(40);
 
-struct PageRun {
-  std::string url;
-  pid_t pid = -1;
-  int status = -1;
-  std::string dom;  // what --dump-dom printed
-  std::string log;  // Chromium's stderr, with the page's console messages
+enum Page {
+  kPlain,
+  kErrors,
+  kConvByCosine,
+  kGoToRow,
+  kBroken,
+  kSplit,         // the table in split/report_table.js
+  kSplitMissing,  // ... which is missing
+  kSplitStale,    // ... which belongs to another report
+  kPageCount
 };
-
-// The command line: --dump-dom prints the DOM after the load event, and
-// --enable-logging=stderr puts the page's console messages in the log.
-std::vector<std::string> BrowserArgs(const std::string& profile,
-                                     const std::string& url) {
-  return {kChromium,
-          "--headless",
-          "--no-sandbox",
-          "--disable-gpu",
-          "--disable-quic",
-          "--no-first-run",
-          "--disable-background-networking",
-          "--disable-component-update",
-          "--disable-sync",
-          "--user-data-dir=" + profile,
-          "--enable-logging=stderr",
-          "--v=0",
-          "--dump-dom",
-          url};
-}
-
-// This process's environment with HOME moved to `home`.
-std::vector<std::string> EnvironmentWithHome(const fs::path& home) {
-  std::vector<std::string> env = {"HOME=" + home.string()};
-  for (char** e = environ; *e; ++e) {
-    if (std::string_view(*e).rfind("HOME=", 0) != 0) env.push_back(*e);
-  }
-  return env;
-}
-
-// argv/envp style: pointers into `strings`, then nullptr.
-std::vector<char*> CStrings(std::vector<std::string>& strings) {
-  std::vector<char*> out;
-  for (std::string& s : strings) out.push_back(s.data());
-  out.push_back(nullptr);
-  return out;
-}
-
-// Starts Chromium on run->url in its own process group, with its own profile
-// and HOME under `dir`; stdout and stderr go to files there.
-void Start(const fs::path& dir, int n, PageRun* run) {
-  std::string out = (dir / ("dom" + std::to_string(n))).string();
-  std::string err = (dir / ("log" + std::to_string(n))).string();
-  std::vector<std::string> args =
-      BrowserArgs((dir / ("profile" + std::to_string(n))).string(), run->url);
-  std::vector<std::string> env = EnvironmentWithHome(dir);
-  std::vector<char*> argv = CStrings(args), envp = CStrings(env);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 1, out.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&actions, 2, err.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
-  posix_spawnattr_setpgroup(&attr, 0);
-  if (posix_spawn(&run->pid, kChromium, &actions, &attr, argv.data(),
-                  envp.data()) != 0) {
-    run->pid = -1;
-  }
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
-}
-
-// Waits for every run (killing the process group of any that overstays),
-// then reads its output.
-void WaitAll(const fs::path& dir, std::vector<PageRun>* runs) {
-  auto deadline = std::chrono::steady_clock::now() + kBrowserTimeout;
-  for (size_t n = 0; n < runs->size(); ++n) {
-    PageRun& run = (*runs)[n];
-    if (run.pid <= 0) continue;  // not started
-    while (run.pid > 0 && waitpid(run.pid, &run.status, WNOHANG) == 0) {
-      if (std::chrono::steady_clock::now() > deadline) {
-        kill(-run.pid, SIGKILL);
-        waitpid(run.pid, &run.status, 0);
-        break;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    if (run.pid > 0)
-      kill(-run.pid, SIGKILL);  // helpers left in its group, if any
-    auto dom = ReadFileToString((dir / ("dom" + std::to_string(n))).string());
-    auto log = ReadFileToString((dir / ("log" + std::to_string(n))).string());
-    run.dom = dom.ok() ? *dom : "";
-    run.log = log.ok() ? *log : "";
-  }
-}
-
-// The page's console output and uncaught exceptions, one per line, from
-// Chromium's log (lines like `INFO:CONSOLE:12] "Uncaught ...", source: ...`).
-std::vector<std::string> ConsoleMessages(const std::string& log) {
-  static const std::regex kConsole(R"(:CONSOLE[:(]|Uncaught)");
-  std::vector<std::string> out;
-  std::istringstream in(log);
-  for (std::string line; std::getline(in, line);) {
-    if (std::regex_search(line, kConsole)) out.push_back(line);
-  }
-  return out;
-}
-
-// The text of the element with `id` (from its opening tag to the next '<').
-std::string TextOf(const std::string& dom, const std::string& id) {
-  size_t at = dom.find("id=\"" + id + "\"");
-  if (at == std::string::npos) return "<missing #" + id + ">";
-  at = dom.find('>', at) + 1;
-  return dom.substr(at, dom.find('<', at) - at);
-}
-
-// The HTML between the opening tag of `#id` and the first `close` after it.
-std::string Inside(const std::string& dom, const std::string& id,
-                   const std::string& close) {
-  size_t at = dom.find("id=\"" + id + "\"");
-  if (at == std::string::npos) return "";
-  return dom.substr(at, dom.find(close, at) - at);
-}
-
-size_t CountOf(const std::string& s, const std::string& what) {
-  size_t n = 0;
-  for (size_t at = s.find(what); at != std::string::npos;
-       at = s.find(what, at + 1))
-    ++n;
-  return n;
-}
-
-// The data-i of each table row, in order.
-std::vector<int> RowIndices(const std::string& dom) {
-  std::vector<int> out;
-  std::string body = Inside(dom, "rows", "</tbody>");
-  static const std::regex kRow(R"re(<tr class="([^"]*)" data-i="(\d+)")re");
-  for (std::sregex_iterator it(body.begin(), body.end(), kRow), end; it != end;
-       ++it) {
-    out.push_back(std::stoi((*it)[2]));
-  }
-  return out;
-}
-
-std::string Describe(const PageRun& run) {
-  return run.url + " (exit status " + std::to_string(run.status) +
-         ")\n--- log tail ---\n" +
-         run.log.substr(run.log.size() > 3000 ? run.log.size() - 3000 : 0);
-}
-
-enum Page { kPlain, kErrors, kConvByCosine, kGoToRow, kBroken, kPageCount };
 constexpr int kGoTo = 1800;  // 1-based row number, on page 9 of 200-row pages
 
 // The page each test looks at: only the pages of the tests selected to run
@@ -194,6 +57,11 @@ Page PageOf(std::string_view test) {
   if (test == "NameFilterAndNumericSortFromUrl") return kConvByCosine;
   if (test == "RowInUrlOpensItsPage") return kGoToRow;
   if (test == "DetectsScriptErrorsInABrokenPage") return kBroken;
+  if (test == "TableFromTheTableFile") return kSplit;
+  if (test == "MissingTableFileShowsTheEmbeddedRowsAndSaysSo") {
+    return kSplitMissing;
+  }
+  if (test == "TableFileOfAnotherReportIsNotUsed") return kSplitStale;
   return kPlain;
 }
 
@@ -221,9 +89,10 @@ class HtmlBrowserTest : public ::testing::Test {
     std::vector<bool> load = PagesToLoad();
     for (int n = 0; n < kPageCount; ++n) {
       if (load[n])
-        Start(dir_, n, &(*runs_)[n]);  // all at once: they run in parallel
+        testing::Start(dir_, n,
+                       &(*runs_)[n]);  // all at once: they run in parallel
     }
-    WaitAll(dir_, runs_);
+    testing::WaitAll(dir_, runs_, kBrowserTimeout);
   }
 
   // report.html and a deliberately broken copy, to prove that errors are
@@ -237,6 +106,22 @@ class HtmlBrowserTest : public ::testing::Test {
         init + 17,
         "console.error('deliberate console error'); undefinedFunction();");
     ASSERT_TRUE(WriteFileAtomic((dir / "broken.html").string(), html).ok());
+    // The same rows with the table in a table file, in three directories:
+    // with it, without it, and with the table file of another report.
+    HtmlExtras split;
+    split.embed_limit_bytes = 0;
+    for (const char* sub : {"split", "missing", "stale"}) {
+      fs::create_directories(dir / sub);
+      auto written =
+          WriteHtmlReport(r, (dir / sub / "report.html").string(), split);
+      ASSERT_TRUE(written.ok()) << written.status().ToString();
+      ASSERT_EQ(written->size(), 2u);
+    }
+    fs::remove(dir / "missing" / "report_table.js");
+    CompareResult other = testing::MakeSyntheticResult(kRows + 1);
+    ASSERT_TRUE(
+        WriteHtmlReport(other, (dir / "other.html").string(), split).ok());
+    fs::rename(dir / "other_table.js", dir / "stale" / "report_table.js");
   }
 
   static std::vector<PageRun> PageRuns(const fs::path& dir) {
@@ -247,6 +132,11 @@ class HtmlBrowserTest : public ::testing::Test {
     runs[kConvByCosine].url = base + "#filter=CONV2D.1&sort=Cosine&dir=desc";
     runs[kGoToRow].url = base + "#row=" + std::to_string(kGoTo);
     runs[kBroken].url = "file://" + (dir / "broken.html").string();
+    runs[kSplit].url = "file://" + (dir / "split" / "report.html").string();
+    runs[kSplitMissing].url =
+        "file://" + (dir / "missing" / "report.html").string();
+    runs[kSplitStale].url =
+        "file://" + (dir / "stale" / "report.html").string();
     return runs;
   }
 
@@ -261,15 +151,35 @@ class HtmlBrowserTest : public ::testing::Test {
       GTEST_SKIP() << kChromium << " is missing: install chromium";
   }
 
-  // The run's DOM, asserting that the page rendered without console output.
-  static const PageRun& Loaded(Page page) {
+  // The run's DOM, asserting that the page rendered without console output
+  // (but a line about the failed load of a missing table file, when
+  // `missing_file`: Chromium may log one).
+  static const PageRun& Loaded(Page page, bool missing_file = false) {
     const PageRun& run = (*runs_)[page];
     EXPECT_NE(run.dom.find("data-ready=\"1\""), std::string::npos)
         << Describe(run);
     std::vector<std::string> console = ConsoleMessages(run.log);
+    if (missing_file) {
+      console.erase(std::remove_if(console.begin(), console.end(),
+                                   [](const std::string& line) {
+                                     return line.find("report_table.js") !=
+                                                std::string::npos &&
+                                            line.find("Uncaught") ==
+                                                std::string::npos;
+                                   }),
+                    console.end());
+    }
     EXPECT_TRUE(console.empty())
         << console.size() << " console messages, first: " << console[0];
     return run;
+  }
+
+  // Whether the DOM's table note is shown (the element lacks `hidden`).
+  static bool NoteShown(const std::string& dom) {
+    size_t at = dom.find("id=\"table-note\"");
+    if (at == std::string::npos) return false;
+    std::string tag = dom.substr(at, dom.find('>', at) - at);
+    return tag.find("hidden") == std::string::npos;
   }
 
   static inline fs::path dir_;
@@ -362,6 +272,62 @@ TEST_F(HtmlBrowserTest, DetectsScriptErrorsInABrokenPage) {
   EXPECT_NE(console[1].find("Uncaught ReferenceError: undefinedFunction"),
             std::string::npos)
       << console[1];
+}
+
+TEST_F(HtmlBrowserTest, TableFromTheTableFile) {
+  const std::string& dom = Loaded(kSplit).dom;
+  EXPECT_EQ(TextOf(dom, "row-count"), std::to_string(kRows));
+  std::vector<int> rows = RowIndices(dom);
+  ASSERT_EQ(rows.size(), 200u);
+  for (int i = 0; i < 200; ++i) EXPECT_EQ(rows[i], i);
+  EXPECT_FALSE(NoteShown(dom)) << Inside(dom, "table-note", "</p>");
+  std::string svg = Inside(dom, "plot", "</svg>");
+  EXPECT_GT(CountOf(svg, "<circle class=\"v-error\""), 10u);
+  EXPECT_NE(svg.find("first divergence #" +
+                     std::to_string(result_->first_divergence.row_index + 1)),
+            std::string::npos);
+}
+
+// Every row that is not a pass (there are fewer than 10,000) and those
+// around the first divergence, in order.
+std::vector<int> EmbeddedRows(const CompareResult& r) {
+  std::vector<int> out;
+  int fd = static_cast<int>(r.first_divergence.row_index);
+  for (int i = 0; i < static_cast<int>(r.rows.size()); ++i) {
+    if (r.rows[i].verdict != Verdict::kPass || std::abs(i - fd) <= 20)
+      out.push_back(i);
+  }
+  return out;
+}
+
+TEST_F(HtmlBrowserTest, MissingTableFileShowsTheEmbeddedRowsAndSaysSo) {
+  const std::string& dom = Loaded(kSplitMissing, true).dom;
+  ASSERT_TRUE(NoteShown(dom));
+  std::string note = TextOf(dom, "table-note");
+  EXPECT_NE(note.find("report_table.js"), std::string::npos) << note;
+  EXPECT_NE(note.find("is missing"), std::string::npos) << note;
+  std::vector<int> want = EmbeddedRows(*result_);
+  EXPECT_EQ(TextOf(dom, "row-count"), std::to_string(want.size()));
+  want.resize(std::min<size_t>(want.size(), 200));
+  EXPECT_EQ(RowIndices(dom), want);
+  std::string fd = Inside(dom, "first-divergence", "</section>");
+  EXPECT_NE(fd.find(result_->first_divergence.entry), std::string::npos) << fd;
+  EXPECT_NE(
+      dom.find("class=\"v-error fd\" data-i=\"" +
+               std::to_string(result_->first_divergence.row_index) + "\""),
+      std::string::npos);
+  std::string svg = Inside(dom, "plot", "</svg>");
+  EXPECT_GT(CountOf(svg, "<circle class=\"v-error\""), 10u);
+  EXPECT_EQ(CountOf(svg, "class=\"fdline\""), 1u);
+}
+
+TEST_F(HtmlBrowserTest, TableFileOfAnotherReportIsNotUsed) {
+  const std::string& dom = Loaded(kSplitStale).dom;
+  ASSERT_TRUE(NoteShown(dom));
+  std::string note = TextOf(dom, "table-note");
+  EXPECT_NE(note.find("belongs to another report"), std::string::npos) << note;
+  EXPECT_EQ(TextOf(dom, "row-count"),
+            std::to_string(EmbeddedRows(*result_).size()));
 }
 
 }  // namespace

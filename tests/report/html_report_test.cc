@@ -10,9 +10,11 @@
 #include <cmath>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "lockstep/core/file.h"
 #include "lockstep/report/summary_json.h"
+#include "report/html_table_decode.h"
 #include "report/msprobe_csv_result.h"
 #include "report/synthetic_result.h"
 
@@ -35,27 +37,17 @@ size_t CountOf(const std::string& s, const std::string& what) {
   return n;
 }
 
-// The embedded data, parsed; fails the test when it is missing or invalid.
-void ParseData(const std::string& html, rapidjson::Document* doc) {
-  size_t at = html.find(kOpen);
-  ASSERT_NE(at, std::string::npos);
-  at += sizeof(kOpen) - 1;
-  size_t end = html.find("</script>", at);
-  ASSERT_NE(end, std::string::npos);
-  std::string json = html.substr(at, end - at);
-  doc->Parse<rapidjson::kParseValidateEncodingFlag>(json.c_str(), json.size());
-  ASSERT_FALSE(doc->HasParseError()) << "offset " << doc->GetErrorOffset();
-}
+using testing::DecodedTable;
+using testing::ParsePageData;
 
-// Cell c of row i as the page's script decodes it: null repeats the cell
-// to the left, a number indexes "dict", a string is itself.
-std::string Cell(const rapidjson::Document& doc, size_t i, size_t c) {
-  const rapidjson::Value& v = doc["rows"][static_cast<rapidjson::SizeType>(i)]
-                                 [static_cast<rapidjson::SizeType>(c)];
-  if (v.IsNull())
-    return c == 0 ? std::string("<null in column 0>") : Cell(doc, i, c - 1);
-  if (v.IsUint()) return doc["dict"][v.GetUint()].GetString();
-  return v.GetString();
+// The embedded data, parsed, and its table decoded.
+DecodedTable ParseData(const std::string& html, rapidjson::Document* doc) {
+  ParsePageData(html, doc);
+  if (!doc->IsObject() || !doc->HasMember("table")) {
+    ADD_FAILURE() << "no table in the data";
+    return DecodedTable();
+  }
+  return testing::DecodeTable((*doc)["table"]);
 }
 
 CompareResult HostileResult() {
@@ -94,9 +86,9 @@ TEST(HtmlReportTest, HostileStringsAreEscapedEverywhere) {
 
 TEST(HtmlReportTest, HostileStringsRoundTripThroughTheData) {
   rapidjson::Document doc;
-  ParseData(RenderHtmlReport(HostileResult()), &doc);
-  EXPECT_EQ(Cell(doc, 4, 0), kHostile);
-  EXPECT_EQ(std::string(doc["notes"][4].GetString()), kHostile);
+  DecodedTable t = ParseData(RenderHtmlReport(HostileResult()), &doc);
+  EXPECT_EQ(t.cells[0][4], kHostile);
+  EXPECT_EQ(t.notes[4], kHostile);
   EXPECT_EQ(std::string(doc["columns"][3].GetString()), kHostile);
   EXPECT_EQ(
       std::string(doc["summary"]["first_divergence"]["entry"].GetString()),
@@ -130,19 +122,23 @@ TEST(HtmlReportTest, DataHoldsEveryRow) {
   CompareResult r = MakeSyntheticResult(1234);
   r.rows[7].max_rel_err = INFINITY;
   rapidjson::Document doc;
-  ParseData(RenderHtmlReport(r), &doc);
-  ASSERT_EQ(doc["rows"].Size(), 1234u);
-  ASSERT_EQ(doc["verdict"].Size(), 1234u);
+  DecodedTable t = ParseData(RenderHtmlReport(r), &doc);
+  ASSERT_EQ(t.n, 1234u);
+  EXPECT_TRUE(t.index.empty());
+  ASSERT_EQ(t.width, r.columns.size());
   ASSERT_EQ(doc["columns"].Size(), r.columns.size());
+  EXPECT_EQ(doc["row_count"].GetUint64(), 1234u);
+  EXPECT_TRUE(doc["table_file"].IsNull());
+  EXPECT_FALSE(doc["plot"].HasMember("index"));  // every row is plotted
   size_t errors = 0;
   for (size_t i = 0; i < r.rows.size(); ++i) {
-    ASSERT_EQ(doc["rows"][i].Size(), r.rows[i].cells.size());
-    EXPECT_EQ(Cell(doc, i, 0), r.rows[i].npu_name());
+    EXPECT_EQ(t.cells[0][i], r.rows[i].npu_name());
     for (size_t c = 0; c < r.rows[i].cells.size(); ++c)  // decodes exactly
-      ASSERT_EQ(Cell(doc, i, c), r.rows[i].cells[c]) << i << "," << c;
-    EXPECT_EQ(doc["verdict"][i].GetInt(), static_cast<int>(r.rows[i].verdict));
-    errors += doc["verdict"][i].GetInt() == 2;
-    const auto& cos = doc["metrics"]["cosine"][i];
+      ASSERT_EQ(t.cells[c][i], r.rows[i].cells[c]) << i << "," << c;
+    EXPECT_EQ(t.verdict[i],
+              std::to_string(static_cast<int>(r.rows[i].verdict)));
+    errors += t.verdict[i] == "2";
+    const auto& cos = doc["plot"]["metrics"]["cosine"][i];
     if (std::isnan(r.rows[i].cosine)) {
       EXPECT_TRUE(cos.IsNull()) << i;
     } else {
@@ -150,7 +146,8 @@ TEST(HtmlReportTest, DataHoldsEveryRow) {
     }
   }
   EXPECT_EQ(static_cast<int64_t>(errors), r.summary.error);
-  EXPECT_EQ(std::string(doc["metrics"]["max_rel_err"][7].GetString()), "inf");
+  EXPECT_EQ(std::string(doc["plot"]["metrics"]["max_rel_err"][7].GetString()),
+            "inf");
   EXPECT_EQ(doc["first_divergence_row"].GetUint64(),
             r.first_divergence.row_index);
   rapidjson::Document summary;
@@ -190,15 +187,16 @@ TEST(HtmlReportTest, NoDivergenceSaysSo) {
 TEST(HtmlReportTest, EmptyAndRaggedResultsRender) {
   CompareResult empty;
   rapidjson::Document doc;
-  ParseData(RenderHtmlReport(empty), &doc);
-  EXPECT_EQ(doc["rows"].Size(), 0u);
+  EXPECT_EQ(ParseData(RenderHtmlReport(empty), &doc).n, 0u);
   CompareResult ragged = MakeSyntheticResult(5);
   ragged.rows[2].cells.Resize(3);
   ragged.first_divergence.row_index = 999;  // out of range: no link, no crash
   std::string html = RenderHtmlReport(ragged);
   EXPECT_EQ(html.find("id=\"fd-link\""), std::string::npos);
-  ParseData(html, &doc);
-  EXPECT_EQ(doc["rows"][2].Size(), 3u);
+  DecodedTable t = ParseData(html, &doc);
+  EXPECT_EQ(t.cells[2][2], ragged.rows[2].cells[2]);
+  EXPECT_EQ(t.cells[3][2], "");  // the cells the row lacks are empty
+  EXPECT_EQ(t.cells[3][1], ragged.rows[1].cells[3]);
   EXPECT_TRUE(doc["first_divergence_row"].IsNull());
 }
 
@@ -208,8 +206,8 @@ TEST(HtmlReportTest, InvalidUtf8BecomesReplacementCharacter) {
   r.baseline_path = "/data/\xE9t\xE9";
   std::string html = RenderHtmlReport(r);
   rapidjson::Document doc;
-  ParseData(html, &doc);
-  EXPECT_EQ(Cell(doc, 1, 0), "bad\xEF\xBF\xBD\xEF\xBF\xBDname");
+  EXPECT_EQ(ParseData(html, &doc).cells[0][1],
+            "bad\xEF\xBF\xBD\xEF\xBF\xBDname");
   EXPECT_NE(html.find("/data/\xEF\xBF\xBDt\xEF\xBF\xBD"), std::string::npos);
 }
 
@@ -229,10 +227,13 @@ TEST(HtmlReportTest, RendersMsprobeStatisticsCompareOfRealTraining) {
             2822u);  // quick_start step1 vs step0 (reference/msprobe.md §3.8)
   EXPECT_EQ(r.summary.unmatched, 161);
   rapidjson::Document doc;
-  ParseData(RenderHtmlReport(r), &doc);
-  ASSERT_EQ(doc["rows"].Size(), 2822u);
-  EXPECT_EQ(doc["rows"][0].Size(), r.columns.size());
-  EXPECT_EQ(Cell(doc, 2821, 0), r.rows[2821].npu_name());
+  DecodedTable t = ParseData(RenderHtmlReport(r), &doc);
+  ASSERT_EQ(t.n, 2822u);
+  EXPECT_EQ(t.width, r.columns.size());
+  for (size_t i = 0; i < r.rows.size(); ++i) {
+    for (size_t c = 0; c < r.rows[i].cells.size(); ++c)  // decodes exactly
+      ASSERT_EQ(t.cells[c][i], r.rows[i].cells[c]) << i << "," << c;
+  }
   EXPECT_EQ(doc["summary"]["msprobe"]["error"].GetInt64(), 64);
 }
 
@@ -242,12 +243,15 @@ TEST(HtmlReportTest, WriteIsAtomicAndReportsErrors) {
   std::filesystem::create_directories(dir);
   CompareResult r = MakeSyntheticResult(20);
   std::string path = (dir / "report.html").string();
-  ASSERT_TRUE(WriteHtmlReport(r, path).ok());
+  auto written = WriteHtmlReport(r, path);
+  ASSERT_TRUE(written.ok());
+  EXPECT_EQ(*written, std::vector<std::string>{path});  // small: one file
   auto text = ReadFileToString(path);
   ASSERT_TRUE(text.ok());
   EXPECT_EQ(*text, RenderHtmlReport(r));
   Status bad =
-      WriteHtmlReport(r, (dir / "no" / "such" / "report.html").string());
+      WriteHtmlReport(r, (dir / "no" / "such" / "report.html").string())
+          .status();
   EXPECT_EQ(bad.code(), StatusCode::kNotFound);
   EXPECT_NE(bad.message().find("report.html"), std::string::npos);
   std::filesystem::remove_all(dir);

@@ -140,6 +140,10 @@ Status CreateDirsUnder(const std::string& root, const std::string& path);
 // naming `path` and why; Ok says nothing about free space.
 Status CheckOutputFile(const std::string& path);
 
+// Removes the file (or symbolic link, never its target) at `path`; Ok when
+// nothing is there. IoError naming `path` otherwise (a directory included).
+Status RemoveFileIfPresent(const std::string& path);
+
 bool PathExists(const std::string& path);
 bool IsDirectory(const std::string& path);
 

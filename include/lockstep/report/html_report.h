@@ -1,6 +1,12 @@
-// A self-contained HTML report of a comparison: one file with inline CSS,
-// vanilla JavaScript and the rows embedded as JSON; it loads nothing from
-// anywhere, so it can be mailed or archived and opened offline.
+// The HTML report of a comparison: a page with inline CSS and vanilla
+// JavaScript that loads nothing from elsewhere, so it can be mailed or
+// archived and opened offline (file:// included). A small comparison's page
+// holds everything (one file). A large one's table goes into a table file
+// beside the page (report.html -> report_table.js, a script the page loads
+// with <script src>, so it works from file:// too); the page itself keeps
+// the summary, the first divergence and the rows around it, the first
+// non-pass rows (10,000 rows at most) and the plot, so it stays small, and
+// says plainly when the table file is missing or belongs to another report.
 //
 // The page shows the two runs and the mode, the verdict line and summary
 // counts, the first divergence (with a link to its row), alignment gaps and
@@ -19,8 +25,11 @@
 //   #filter            name filter; #verdict-filter  verdict selector
 //   #rows              the table body (the current page)
 //   #row-count         the number of rows that pass the filters (digits only)
+//   #table-note        why the table holds fewer rows than the comparison
+//                      (hidden when it holds them all)
 //   #report-data       <script type="application/json"> with the data
-// and <body data-ready="1"> once the script has rendered.
+// and <body data-ready="1" data-ready-ms="<ms since navigation>"> once the
+// script has rendered.
 //
 // The URL fragment sets the view on load and on change, e.g.
 //   report.html#verdict=error&filter=conv2d&sort=Cosine&dir=asc&page=2
@@ -29,35 +38,69 @@
 #ifndef LOCKSTEP_REPORT_HTML_REPORT_H_
 #define LOCKSTEP_REPORT_HTML_REPORT_H_
 
+#include <cstddef>
 #include <string>
+#include <vector>
 
 #include "lockstep/compare/result.h"
 #include "lockstep/core/status.h"
 
 namespace lockstep {
 
-// Returns the whole HTML document. Every string from `result` (names, paths,
-// messages, cells) is escaped for where it lands (HTML text, attribute, or
-// JSON inside <script>); bytes that are not UTF-8 become U+FFFD. Rows with
-// fewer cells than `result.columns` show empty cells. NaN metrics are left
-// out of the plot; ±Inf ones are drawn at the plot's edge.
-std::string RenderHtmlReport(const CompareResult& result);
+// Tables whose cells hold this many bytes or more (about 67k rows of
+// stats_compare_bench's statistics pair) go into a table file by default.
+inline constexpr size_t kHtmlEmbedLimitBytes = size_t{32} << 20;
 
-// Optional parts of the page.
+// Optional parts of the page, and where its table goes.
 struct HtmlExtras {
   // A loss-curve comparison (an <svg> made by lockstep's curve plot, trusted
   // markup), shown in a card #curves titled `curves_title` (escaped).
   std::string curves_svg;
   std::string curves_title = "Loss curves";
+  // The page embeds the table when the rows' cells hold fewer bytes than
+  // this (PackedCells::bytes); else it goes into a table file. 0: never.
+  size_t embed_limit_bytes = kHtmlEmbedLimitBytes;
 };
+
+// A report as files: the page and, for a large table, the table file.
+struct HtmlReportFiles {
+  std::string page;
+  std::string table;  // the table file's text; empty when the page embeds it
+};
+
+// Returns the page and its table file. `table_name` is the table file's
+// name as the page refers to it (a file name in the page's directory).
+// Every string from `result` (names, paths, messages, cells) is escaped for
+// where it lands (HTML text, attribute, JSON inside <script>, JavaScript
+// string); bytes that are not UTF-8 become U+FFFD. Rows with fewer cells
+// than `result.columns` show empty cells. NaN metrics are left out of the
+// plot; ±Inf ones are drawn at the plot's edge.
+HtmlReportFiles RenderHtmlReportFiles(const CompareResult& result,
+                                      const HtmlExtras& extras,
+                                      const std::string& table_name);
+
+// Returns the whole HTML document with the table embedded, whatever its
+// size (RenderHtmlReportFiles with no limit).
+std::string RenderHtmlReport(const CompareResult& result);
 std::string RenderHtmlReport(const CompareResult& result,
                              const HtmlExtras& extras);
 
-// Writes RenderHtmlReport(result) to `path` atomically (temporary + rename).
-// Errors (as WriteFileAtomic): NotFound when the directory does not exist,
-// IoError otherwise; both name the path.
-Status WriteHtmlReport(const CompareResult& result, const std::string& path,
-                       const HtmlExtras& extras = {});
+// The table file that goes with the page at `page_path`: its name without
+// a ".html"/".htm" extension + "_table.js" ("out/report.html" ->
+// "out/report_table.js").
+std::string HtmlTableFilePath(const std::string& page_path);
+
+// Writes RenderHtmlReportFiles(result, extras, ...) to `path` and, when the
+// table does not fit the page, HtmlTableFilePath(path): each atomically
+// (temporary + rename, never through a symbolic link), the table file
+// first. When the page embeds its table, a table file an earlier report
+// left at that name is removed (a link there is removed, not followed).
+// Returns the paths written, the page first. Errors (as WriteFileAtomic):
+// NotFound when the directory does not exist, IoError otherwise; both name
+// the path.
+StatusOr<std::vector<std::string>> WriteHtmlReport(
+    const CompareResult& result, const std::string& path,
+    const HtmlExtras& extras = {});
 
 }  // namespace lockstep
 

@@ -1,0 +1,81 @@
+// The HTML report's script, part 1: the data. Parses #report-data, takes the
+// full table from the table file when the page has one and it loaded (else
+// the rows the page embeds, with a note saying why), and decodes the
+// compact table (TABLE in html_internal.h) into one array per column.
+#include "html_internal.h"
+
+namespace lockstep::internal {
+
+const std::string_view kReportScriptData = R"JS(
+const D = JSON.parse(document.getElementById('report-data').textContent);
+const VERDICTS = ['pass', 'warning', 'error', 'unmatched'];
+const SEVERITY = [0, 2, 3, 1];  // per verdict code: error > warning > unmatched > pass
+const ROWS = D.row_count;       // rows of the comparison
+const FD_ROW = D.first_divergence_row === null ? -1 : D.first_divergence_row;
+
+// One column: its tokens decoded into n strings. null is the cell to the
+// left, k >= 0 dict[k], -k repeats the previous cell's rule k times, and a
+// string keeps (its first char - 35) chars of the cell above.
+function decodeColumn(tokens, n, dict, left) {
+  const out = [];
+  let fromLeft = false;
+  for (let j = 0; j < tokens.length; j++) {
+    const t = tokens[j], i = out.length;
+    if (t === null) {
+      out.push(left[i]);
+      fromLeft = true;
+    } else if (typeof t !== 'number') {
+      const keep = t.charCodeAt(0) - 35;
+      out.push(keep > 0 ? out[i - 1].slice(0, keep) + t.slice(1) : t.slice(1));
+      fromLeft = false;
+    } else if (t >= 0) {
+      out.push(dict[t]);
+      fromLeft = false;
+    } else {
+      for (let k = i; k < i - t; k++) out.push(fromLeft ? left[k] : out[k - 1]);
+    }
+  }
+  if (out.length !== n) throw new Error('report data: a column holds ' + out.length + ' cells, not ' + n);
+  return out;
+}
+
+function decodeTable(t) {
+  const cells = [];
+  for (let c = 0; c < t.width; c++) {
+    cells.push(decodeColumn(t.cells[c], t.n, t.dict, c > 0 ? cells[c - 1] : null));
+  }
+  const ints = (col) => Int32Array.from(decodeColumn(col, t.n, t.dict, null), Number);
+  return {n: t.n, index: t.index ? Int32Array.from(t.index) : null, width: t.width, cells: cells,
+          verdict: ints(t.verdict), rank: ints(t.rank), step: ints(t.step),
+          notes: decodeColumn(t.notes, t.n, t.dict, null)};
+}
+
+const TF = D.table_file;
+const LOADED = TF ? window.lockstepTable : undefined;  // set by the table file's script
+const FULL = !!(LOADED && LOADED.id === TF.id);
+const T = decodeTable(FULL ? LOADED.table : D.table);
+if (TF) window.lockstepTable = undefined;  // the decoded copy is all we keep
+const N = T.n;  // rows in the table: ROWS, or those the page embeds
+const TABLE_NOTE = !TF || FULL ? '' :
+    'The full table (' + ROWS + ' rows) is in ' + TF.name +
+    (LOADED ? ', but the file beside this page belongs to another report.' :
+              ', which should be beside this page but is missing or could not be read.') +
+    (N ? ' Shown here: the ' + N + ' rows this page embeds (those around the first divergence ' +
+         'and the first rows that do not pass).' :
+         ' This page embeds no rows: none is near a divergence or fails.');
+
+// The row number (0-based, in the comparison) of table row p, and back
+// (-1: not in the table).
+const rowOf = T.index ? (p) => T.index[p] : (p) => p;
+function posOf(i) {
+  if (!T.index) return i >= 0 && i < N ? i : -1;
+  let lo = 0, hi = N;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (T.index[mid] < i) lo = mid + 1; else hi = mid;
+  }
+  return lo < N && T.index[lo] === i ? lo : -1;
+}
+)JS";
+
+}  // namespace lockstep::internal
