@@ -97,4 +97,50 @@ TEST(DocCommandsTest, EveryDocumentedCommandRuns) {
   fs::remove_all(tmp);
 }
 
+// Python commands shown in the docs (`/usr/bin/python3 ...`, indented) run
+// too, from the source directory: where Debian's python3-torch and the
+// probe library are there (they are on the machines this project builds
+// on). Benchmark scripts run shortened (--reps 1 --steps 3).
+TEST(DocCommandsTest, EveryDocumentedPythonCommandRuns) {
+  const std::string py = "/usr/bin/python3 ";
+  if (std::system("/usr/bin/python3 -c 'import torch' > /dev/null 2>&1") != 0)
+    GTEST_SKIP() << "no /usr/bin/python3 with torch";
+  if (!fs::exists(fs::path(LOCKSTEP_BIN_DIR).parent_path() / "lib" /
+                  "liblockstep_py.so"))
+    GTEST_SKIP() << "the probe's Python library is not built";
+  fs::path src(LOCKSTEP_SOURCE_DIR);
+  std::vector<fs::path> files = {src / "README.md"};
+  for (const auto& e : fs::directory_iterator(src / "docs")) {
+    if (e.path().extension() == ".md") files.push_back(e.path());
+  }
+  int ran = 0;
+  for (const auto& f : files) {
+    std::ifstream in(f);
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.rfind("    " + py, 0) != 0) continue;
+      std::string cmd = line.substr(4);
+      if (cmd.find("bench/") != std::string::npos) {
+        cmd =
+            std::regex_replace(cmd, std::regex(R"(--reps\s+\d+)"), "--reps 1");
+        cmd = std::regex_replace(cmd, std::regex(R"(--steps\s+\d+)"),
+                                 "--steps 3");
+      }
+      std::string full = "cd " + src.string() + " && " + cmd + " 2>&1";
+      FILE* p = popen(full.c_str(), "r");
+      ASSERT_NE(p, nullptr);
+      std::string out;
+      char buf[4096];
+      size_t n;
+      while ((n = fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
+      int status = pclose(p);
+      EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+          << f << ": " << cmd << "\n"
+          << out;
+      ++ran;
+    }
+  }
+  EXPECT_GT(ran, 0);
+}
+
 }  // namespace
