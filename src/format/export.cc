@@ -47,13 +47,23 @@ Status ExportPack(const PackReader& pack, const std::string& data_dir,
   return Status::Ok();
 }
 
-// Copies the regular files of `dir`/dump_tensor_data; anything else there
-// is left out with a warning.
-Status ExportFiles(const std::string& dir, const std::string& data_dir,
-                   ExportSummary* s) {
+// Copies the regular files of `dir`/dump_tensor_data into `data_dir` (made
+// below `root`); anything else there, or a dump_tensor_data that is a
+// symbolic link, is left out with a warning.
+Status ExportFiles(const std::string& dir, const std::string& root,
+                   const std::string& data_dir, ExportSummary* s) {
+  struct stat info;
+  std::string from = dir + "/dump_tensor_data";
+  if (::lstat(from.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) {
+    s->warnings.push_back(from +
+                          ": not a directory (a symbolic link?); "
+                          "its tensors are not exported");
+    return Status::Ok();
+  }
+  LOCKSTEP_RETURN_IF_ERROR(CreateDirsUnder(root, data_dir));
   std::error_code ec;
-  for (fs::directory_iterator it(dir + "/dump_tensor_data", ec), end;
-       !ec && it != end; it.increment(ec)) {
+  for (fs::directory_iterator it(from, ec), end; !ec && it != end;
+       it.increment(ec)) {
     std::error_code st;
     if (!it->is_regular_file(st) || it->is_symlink(st)) {
       s->warnings.push_back(
@@ -66,7 +76,7 @@ Status ExportFiles(const std::string& dir, const std::string& data_dir,
     ++s->tensors;
     s->bytes += static_cast<int64_t>(it->file_size(st));
   }
-  if (ec) return Status::IoError(dir + "/dump_tensor_data", ec.message());
+  if (ec) return Status::IoError(from, ec.message());
   return Status::Ok();
 }
 
@@ -82,10 +92,9 @@ Status ExportRank(const RankLayout& rank, const std::string& root,
         ExportCopyFile(rank.dir + "/construct.json", to + "/construct.json"));
   ++s->ranks;
   std::string data_dir = to + "/dump_tensor_data";
-  if (rank.has_tensor_data) {
-    LOCKSTEP_RETURN_IF_ERROR(CreateDirsUnder(root, data_dir));
-    return ExportFiles(rank.dir, data_dir, s);
-  }
+  struct stat info;  // a dump_tensor_data that is a link: ExportFiles warns
+  if (::lstat((rank.dir + "/dump_tensor_data").c_str(), &info) == 0)
+    return ExportFiles(rank.dir, root, data_dir, s);
   RankTensors tensors = RankTensors::Open(rank.dir);
   if (!tensors.packed()) return Status::Ok();
   LOCKSTEP_RETURN_IF_ERROR(tensors.pack_status());

@@ -113,6 +113,26 @@ TEST(PackedDumpTest, ExportWritesMsprobeLayoutByteForByte) {
                                "Functional.relu.0.forward.output.0.npy"));
 }
 
+TEST(PackedDumpTest, ExportOfMsprobeLayoutCopiesItsFilesNotLinks) {
+  std::string dir = FreshTestDir("lockstep_packed_");
+  WritePair(dir, false);
+  auto s = ExportDump(dir + "target", dir + "out");
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->packed_ranks, 0);
+  EXPECT_EQ(s->tensors, 16);
+  ExpectSameRows(Compare(dir + "out", dir + "baseline"),
+                 Compare(dir + "target", dir + "baseline"));
+  // A dump_tensor_data that is a link is not followed.
+  fs::rename(dir + "baseline/dump_tensor_data", dir + "elsewhere");
+  fs::create_directory_symlink(dir + "elsewhere",
+                               dir + "baseline/dump_tensor_data");
+  s = ExportDump(dir + "baseline", dir + "out2");
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->tensors, 0);
+  ASSERT_EQ(s->warnings.size(), 1u);
+  EXPECT_FALSE(fs::exists(dir + "out2/dump_tensor_data"));
+}
+
 TEST(PackedDumpTest, ExportNeverOverwritesAndLeavesNothingOnFailure) {
   std::string dir = FreshTestDir("lockstep_packed_");
   WritePair(dir, true);
