@@ -117,6 +117,10 @@ Status MakeDirs(const std::string& root, const std::string& dir) {
 DumpWriter::DumpWriter(std::string dir, DumpWriterOptions options)
     : dir_(std::move(dir)), options_(std::move(options)) {}
 
+DumpWriter::~DumpWriter() {
+  if (pack_ != nullptr) pack_->Abandon();
+}
+
 StatusOr<std::unique_ptr<DumpWriter>> DumpWriter::Create(
     const std::string& rank_dir, DumpWriterOptions options) {
   if (!options.make_dir_lazily) {

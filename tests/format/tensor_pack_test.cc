@@ -181,11 +181,12 @@ std::string Craft(const std::string& body, const std::vector<Record>& records,
   f += body;
   f.resize((f.size() + 63) / 64 * 64, '\0');
   uint64_t index_offset = f.size();
+  const std::string area = f;  // f grows below: views go into this copy
   for (const Record& r : records) {
     bool in = r.offset <= index_offset && r.size <= index_offset - r.offset &&
               r.head <= r.size;
-    std::string_view e =
-        in ? std::string_view(f).substr(r.offset, r.size) : std::string_view();
+    std::string_view e = in ? std::string_view(area).substr(r.offset, r.size)
+                            : std::string_view();
     put(r.offset, 8);
     put(r.size, 8);
     put(r.head, 4);

@@ -71,6 +71,8 @@ class DumpWriter {
   static StatusOr<std::unique_ptr<DumpWriter>> Create(
       const std::string& rank_dir, DumpWriterOptions options = {});
 
+  // A pack not finished by Flush is removed: no dump.json names it.
+  ~DumpWriter();
   DumpWriter(const DumpWriter&) = delete;
   DumpWriter& operator=(const DumpWriter&) = delete;
 
