@@ -41,10 +41,21 @@ def _warn(problem):
 
 class Probe:
     """Starts on enter (or start()), stops on exit. `config` is a dict with
-    msprobe's config.json keys, or a path to such a file."""
+    msprobe's config.json keys, or a path to such a file.
 
-    def __init__(self, config, lib=None):
+    tensor_format="pack" (or the config key "tensor_format": "pack") writes
+    tensor mode's tensors into one dump_tensor_data.pack per step and rank
+    instead of one .npy file each (docs/packed_format.md); every lockstep
+    command reads it, and `lockstep export` turns it into msprobe's layout.
+    """
+
+    def __init__(self, config, lib=None, tensor_format=None):
         self._ops = load(lib)
+        if tensor_format is not None:
+            if isinstance(config, str):
+                with open(config) as f:
+                    config = json.load(f)
+            config = dict(config, tensor_format=tensor_format)
         self._config = config if isinstance(config, str) else json.dumps(config)
         self.started = False  # between start() and stop()
 

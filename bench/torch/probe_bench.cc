@@ -11,15 +11,25 @@
 // Cases (mode): 0 no probe; 1 a probe that is started but whose `steps`
 // filter skips every step (callbacks disabled: "switched off"); 2 L1
 // statistics; 3 L1 md5; 4 L1 tensor; 5 callbacks only (nothing dumped); 6 L1
-// statistics with ProbeOptions::write_behind on (files on
-// $LOCKSTEP_BENCH_DIR, default /tmp). Each iteration is one step including
+// statistics with ProbeOptions::write_behind on; 7 L1 tensor packed
+// (tensor_format pack: one dump_tensor_data.pack per step). Files on
+// $LOCKSTEP_BENCH_DIR, default /tmp. Each iteration is one step including
 // the probe's per-step dump.json write.
+//
+// Tensor mode's baselines, in the same run: BM_SameFilesPlainWrite writes
+// the .npy files of one step (msprobe's layout) with plain open/write/close;
+// BM_SameBytesOneFilePlainWrite writes the bytes of one step's pack as one
+// file. Tensor mode's bytes/s over its baseline's is the ratio to what the
+// file system gives the same bytes.
 #include <ATen/ATen.h>
 #include <benchmark/benchmark.h>
+#include <fcntl.h>
 #include <malloc.h>
 #include <sys/resource.h>
 #include <torch/optim/sgd.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -57,7 +67,8 @@ enum Mode {
   kMd5,
   kTensor,
   kCallbacks,
-  kStatisticsBehind
+  kStatisticsBehind,
+  kTensorPacked
 };
 
 void BM_LenetStep(benchmark::State& state) {
@@ -74,9 +85,11 @@ void BM_LenetStep(benchmark::State& state) {
   if (mode != kNone) {
     lockstep::ProbeConfig c;
     c.dump_path = BenchDir();
-    c.task = mode == kMd5      ? lockstep::ProbeTask::kMd5
-             : mode == kTensor ? lockstep::ProbeTask::kTensor
-                               : lockstep::ProbeTask::kStatistics;
+    bool tensors = mode == kTensor || mode == kTensorPacked;
+    c.task = mode == kMd5 ? lockstep::ProbeTask::kMd5
+             : tensors    ? lockstep::ProbeTask::kTensor
+                          : lockstep::ProbeTask::kStatistics;
+    if (mode == kTensorPacked) c.tensor_format = lockstep::TensorFormat::kPack;
     if (mode == kOff) c.steps = {-1};  // no step is dumped
     if (mode == kCallbacks) c.list = {"no entry has this name"};
     lockstep::ProbeOptions o;
@@ -105,11 +118,12 @@ void BM_LenetStep(benchmark::State& state) {
       benchmark::Counter(static_cast<double>(MinorFaults() - faults),
                          benchmark::Counter::kAvgIterations);
   if (probe) (void)probe->Stop();
-  if (mode == kTensor) {  // the rate the tensor files were written at
+  if (mode == kTensor || mode == kTensorPacked) {  // the rate of the tensors
     uint64_t bytes = 0;
     for (const auto& f :
          std::filesystem::recursive_directory_iterator(BenchDir())) {
-      if (f.is_regular_file() && f.path().extension() == ".npy") {
+      std::string ext = f.path().extension().string();
+      if (f.is_regular_file() && (ext == ".npy" || ext == ".pack")) {
         bytes += f.file_size();
       }
     }
@@ -117,6 +131,65 @@ void BM_LenetStep(benchmark::State& state) {
   }
   std::filesystem::remove_all(BenchDir());
 }
+
+// One LeNet tensor-mode step dumped into `dir` (step0/rank0), packed or not.
+void DumpOneStep(const std::string& dir, bool packed) {
+  at::set_num_threads(1);
+  torch::manual_seed(0);
+  lockstep_examples::LeNet model;
+  at::Tensor x = at::randn({32, 1, 32, 32});
+  at::Tensor y = at::randint(0, 10, {32}, at::kLong);
+  lockstep::ProbeConfig c;
+  c.dump_path = dir;
+  c.task = lockstep::ProbeTask::kTensor;
+  if (packed) c.tensor_format = lockstep::TensorFormat::kPack;
+  auto probe = lockstep::Probe::Create(c).value();
+  if (!probe->Start().ok()) return;
+  at::cross_entropy_loss(model->forward(x), y).backward();
+  (void)probe->Stop();
+}
+
+// open, write from the caller's buffer until done, close: nothing else.
+bool PlainWrite(const std::string& path, const std::string& bytes) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return false;
+  size_t done = 0;
+  while (done < bytes.size()) {
+    ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    done += static_cast<size_t>(n);
+  }
+  return ::close(fd) == 0 && done == bytes.size();
+}
+
+// The baseline of packed tensor mode: the bytes of one LeNet step's pack
+// (taken from a real dump) written as one new file with plain
+// open/write/close (PlainWrite), a fresh step directory per iteration.
+void BM_SameBytesOneFilePlainWrite(benchmark::State& state) {
+  namespace fs = std::filesystem;
+  std::string dir = BenchDir() + "_plain_pack";
+  fs::remove_all(dir);
+  DumpOneStep(dir + "/sample", /*packed=*/true);
+  auto bytes = lockstep::ReadFileToString(
+      dir + "/sample/step0/rank0/dump_tensor_data.pack");
+  if (!bytes.ok()) state.SkipWithError("no sample pack");
+  int64_t step = 0, total = 0;
+  for (auto _ : state) {
+    std::string d = dir + "/step" + std::to_string(step++) + "/rank0";
+    fs::create_directories(d);
+    if (!PlainWrite(d + "/data.pack", *bytes)) {
+      state.SkipWithError("write failed");
+    }
+    total += static_cast<int64_t>(bytes->size());
+  }
+  state.SetBytesProcessed(total);
+  fs::remove_all(dir);
+}
+BENCHMARK(BM_SameBytesOneFilePlainWrite)
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(0.5)
+    ->UseRealTime();
 
 // The baseline of tensor mode: the same files (names and sizes of one
 // LeNet tensor-mode step, taken from a real dump) written with plain
@@ -128,24 +201,11 @@ void BM_SameFilesPlainWrite(benchmark::State& state) {
   std::string dir = BenchDir() + "_plain";
   fs::remove_all(dir);
   std::vector<std::pair<std::string, std::string>> files;  // name, bytes
-  {
-    at::set_num_threads(1);
-    torch::manual_seed(0);
-    lockstep_examples::LeNet model;
-    at::Tensor x = at::randn({32, 1, 32, 32});
-    at::Tensor y = at::randint(0, 10, {32}, at::kLong);
-    lockstep::ProbeConfig c;
-    c.dump_path = dir + "/sample";
-    c.task = lockstep::ProbeTask::kTensor;
-    auto probe = lockstep::Probe::Create(c).value();
-    if (!probe->Start().ok()) state.SkipWithError("probe start failed");
-    at::cross_entropy_loss(model->forward(x), y).backward();
-    (void)probe->Stop();
-    for (const auto& f :
-         fs::directory_iterator(dir + "/sample/step0/rank0/dump_tensor_data")) {
-      auto bytes = lockstep::ReadFileToString(f.path().string());
-      if (bytes.ok()) files.emplace_back(f.path().filename(), *bytes);
-    }
+  DumpOneStep(dir + "/sample", /*packed=*/false);
+  for (const auto& f :
+       fs::directory_iterator(dir + "/sample/step0/rank0/dump_tensor_data")) {
+    auto bytes = lockstep::ReadFileToString(f.path().string());
+    if (bytes.ok()) files.emplace_back(f.path().filename(), *bytes);
   }
   int64_t step = 0, total = 0;
   for (auto _ : state) {
@@ -169,7 +229,7 @@ BENCHMARK(BM_SameFilesPlainWrite)
 BENCHMARK(BM_LenetStep)
     ->ArgNames({"mode", "threads"})
     ->ArgsProduct({{kNone, kOff, kStatistics, kMd5, kTensor, kCallbacks,
-                    kStatisticsBehind},
+                    kStatisticsBehind, kTensorPacked},
                    {1, 2}})
     ->Unit(benchmark::kMillisecond)
     ->MinTime(0.5)

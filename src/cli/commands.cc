@@ -9,13 +9,15 @@ int RunCurve(int argc, char** argv);
 int RunRng(int argc, char** argv);
 int RunSchedule(int argc, char** argv);
 int RunEnv(int argc, char** argv);
+int RunExport(int argc, char** argv);
 
 const std::vector<Command>& Commands() {
   static const std::vector<Command> kCommands = {
       {"compare", RunCompare},   {"overflow", RunOverflow},
-      {"inspect", RunInspect},   {"curve", RunCurve},
-      {"rng", RunRng},           {"schedule", RunSchedule},
-      {"audit", RunTorchHelper}, {"env", RunEnv},
+      {"inspect", RunInspect},   {"export", RunExport},
+      {"curve", RunCurve},       {"rng", RunRng},
+      {"schedule", RunSchedule}, {"audit", RunTorchHelper},
+      {"env", RunEnv},
   };
   return kCommands;
 }

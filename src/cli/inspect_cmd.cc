@@ -39,7 +39,14 @@ void PrintRank(const RankSummary& r) {
               static_cast<long long>(r.rows));
   std::printf("  tensors %lld, %s by shape", static_cast<long long>(r.tensors),
               Bytes(r.tensor_bytes).c_str());
-  if (r.tensor_files > 0) {
+  if (!r.pack_error.empty()) {
+    std::printf("; dump_tensor_data.pack unreadable: %s",
+                EscapeControl(r.pack_error).c_str());
+  } else if (r.packed) {
+    std::printf("; %lld in dump_tensor_data.pack (%s)",
+                static_cast<long long>(r.tensor_files),
+                Bytes(r.tensor_file_bytes).c_str());
+  } else if (r.tensor_files > 0) {
     std::printf("; %lld files in dump_tensor_data (%s)",
                 static_cast<long long>(r.tensor_files),
                 Bytes(r.tensor_file_bytes).c_str());

@@ -5,6 +5,7 @@
 #include "lockstep/compare/op_rows.h"
 #include "lockstep/format/discovery.h"
 #include "lockstep/format/dump_reader.h"
+#include "lockstep/format/rank_tensors.h"
 
 namespace lockstep {
 namespace {
@@ -21,6 +22,19 @@ void CountFiles(const std::string& dir, RankSummary* r) {
     if (!e.is_regular_file(ec)) continue;
     ++r->tensor_files;
     r->tensor_file_bytes += static_cast<int64_t>(e.file_size(ec));
+  }
+}
+
+void CountPacked(const std::string& dir, RankSummary* r) {
+  r->packed = true;
+  RankTensors t = RankTensors::Open(dir);
+  if (t.pack() == nullptr) {
+    r->pack_error = t.pack_status().message();
+    return;
+  }
+  for (const PackEntry& e : t.pack()->entries()) {
+    ++r->tensor_files;
+    r->tensor_file_bytes += static_cast<int64_t>(e.size);
   }
 }
 
@@ -68,7 +82,11 @@ StatusOr<DumpSummary> InspectDump(const std::string& path) {
       } else {
         r.error = d.status().message();
       }
-      if (rank.has_tensor_data) CountFiles(rank.dir, &r);
+      if (rank.has_tensor_data) {
+        CountFiles(rank.dir, &r);
+      } else if (RankUsesPack(rank.dir)) {
+        CountPacked(rank.dir, &r);
+      }
       out.ranks.push_back(std::move(r));
     }
   }

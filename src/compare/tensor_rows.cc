@@ -6,7 +6,7 @@
 
 #include "lockstep/core/file.h"
 #include "lockstep/core/parallel.h"
-#include "lockstep/format/tensor_file.h"
+#include "lockstep/format/rank_tensors.h"
 
 namespace lockstep {
 namespace {
@@ -15,8 +15,13 @@ namespace {
 // than threads, the threads split each tensor instead of taking a row each.
 constexpr size_t kBigTensorBytes = 16u << 20;
 
+// The tensors of the two rank dirs of a pair.
+struct PairTensors {
+  RankTensors target, baseline;
+};
+
 // Loads and compares one row; a file problem goes to `problem`.
-TensorPairFacts CompareOne(const DumpFile& target, const DumpFile& baseline,
+TensorPairFacts CompareOne(const PairTensors& tensors,
                            const CompareOptions& options, int threads,
                            MsprobeRow* row, std::string* problem) {
   TensorPairFacts facts;
@@ -33,23 +38,24 @@ TensorPairFacts CompareOne(const DumpFile& target, const DumpFile& baseline,
     facts.data_missing = npu_has != bench_has;
     return facts;
   }
-  // Each file must lie inside its dump's dump_tensor_data (no "..", no
-  // absolute path, no symbolic link, a regular file).
-  StatusOr<std::string> pa = ResolveTensorPath(target.dir, row->npu->data_name);
-  StatusOr<std::string> pb =
-      ResolveTensorPath(baseline.dir, row->bench->data_name);
+  // A file must lie inside its dump's dump_tensor_data (no "..", no
+  // absolute path, no symbolic link, a regular file); a pack entry must be
+  // in the pack's checked index.
+  std::string wa, wb;
   StatusOr<Tensor> a =
-      pa.ok() ? options.load_tensor(*pa) : StatusOr<Tensor>(pa.status());
-  StatusOr<Tensor> b = !a.ok()   ? StatusOr<Tensor>(a.status())
-                       : pb.ok() ? options.load_tensor(*pb)
-                                 : StatusOr<Tensor>(pb.status());
+      tensors.target.Read(row->npu->data_name, options.load_tensor, &wa);
+  StatusOr<Tensor> b = !a.ok()
+                           ? StatusOr<Tensor>(a.status())
+                           : tensors.baseline.Read(row->bench->data_name,
+                                                   options.load_tensor, &wb);
   if (!a.ok() || !b.ok()) {
     const Status& s = !a.ok() ? a.status() : b.status();
-    std::string file = !a.ok() ? (pa.ok() ? *pa : row->npu->data_name)
-                               : (pb.ok() ? *pb : row->bench->data_name);
+    const std::string& file = !a.ok() ? wa : wb;
     SetAllMetrics(row, kUnsupported,
                   "Dump file: " + file + " not found or read failed.");
-    *problem = row->npu->name + ": " + s.message();
+    // An unreadable pack is one warning for all its rows (CompareTensorRows).
+    const RankTensors& side = !a.ok() ? tensors.target : tensors.baseline;
+    if (side.pack_status().ok()) *problem = row->npu->name + ": " + s.message();
     row->metric_message += " " + s.message();
     facts.unreadable = true;
     return facts;
@@ -58,7 +64,7 @@ TensorPairFacts CompareOne(const DumpFile& target, const DumpFile& baseline,
   // A mapped file that another process truncated meanwhile read as zeros.
   bool a_changed = MappedFile::RangeFaulted(a->data(), a->nbytes());
   if (a_changed || MappedFile::RangeFaulted(b->data(), b->nbytes())) {
-    const std::string& file = a_changed ? *pa : *pb;
+    const std::string& file = a_changed ? wa : wb;
     SetAllMetrics(row, kUnsupported,
                   "Dump file: " + file + " not found or read failed.");
     *problem = row->npu->name + ": " + file +
@@ -77,13 +83,18 @@ std::vector<TensorPairFacts> CompareTensorRows(
     const CompareOptions& options, std::vector<MsprobeRow>* rows,
     std::vector<std::string>* warnings) {
   std::vector<TensorPairFacts> facts(rows->size());
+  PairTensors tensors{RankTensors::Open(target.dir),
+                      RankTensors::Open(baseline.dir)};
+  for (const RankTensors* t : {&tensors.target, &tensors.baseline}) {
+    if (!t->pack_status().ok())
+      warnings->push_back("tensors not read: " + t->pack_status().message());
+  }
   std::mutex mu;
   std::atomic<size_t> done{0};
   int jobs = std::max(1, options.jobs);
   auto run = [&](size_t i, int threads) {
     std::string problem;
-    facts[i] =
-        CompareOne(target, baseline, options, threads, &(*rows)[i], &problem);
+    facts[i] = CompareOne(tensors, options, threads, &(*rows)[i], &problem);
     size_t d = ++done;
     std::lock_guard<std::mutex> lock(mu);
     if (!problem.empty()) warnings->push_back(problem);

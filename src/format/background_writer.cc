@@ -23,20 +23,29 @@ BackgroundWriter::~BackgroundWriter() {
 }
 
 void BackgroundWriter::Enqueue(std::string path, Tensor t) {
-  size_t bytes = t.nbytes();
+  Push(Job{std::move(path), std::move(t), nullptr, {}});
+}
+
+void BackgroundWriter::EnqueueToPack(std::shared_ptr<PackWriter> pack,
+                                     std::string name, Tensor t) {
+  Push(Job{std::move(name), std::move(t), std::move(pack), {}});
+}
+
+void BackgroundWriter::Push(Job job) {
+  size_t bytes = job.tensor.nbytes();
   std::unique_lock<std::mutex> lock(mu_);
   not_full_.wait(lock, [&] {
     return jobs_.empty() || queued_bytes_ + bytes <= max_bytes_;
   });
   queued_bytes_ += bytes;
-  jobs_.push_back(Job{std::move(path), std::move(t), {}});
+  jobs_.push_back(std::move(job));
   not_empty_.notify_one();
 }
 
 void BackgroundWriter::EnqueueTask(std::string what,
                                    std::function<Status()> task) {
   std::lock_guard<std::mutex> lock(mu_);
-  jobs_.push_back(Job{std::move(what), Tensor(), std::move(task)});
+  jobs_.push_back(Job{std::move(what), Tensor(), nullptr, std::move(task)});
   not_empty_.notify_one();
 }
 
@@ -86,7 +95,9 @@ void BackgroundWriter::Run() {
     // leaves no file.
     NpyWriteOptions direct;
     direct.atomic = false;
-    Status st = is_task ? job.task() : WriteNpy(job.path, job.tensor, direct);
+    Status st = is_task    ? job.task()
+                : job.pack ? job.pack->Append(job.path, job.tensor)
+                           : WriteNpy(job.path, job.tensor, direct);
     size_t bytes = is_task ? 0 : job.tensor.nbytes();
     std::string path = std::move(job.path);
     job = Job{};  // release the tensor's memory before taking the lock

@@ -91,6 +91,7 @@ RankLayout MakeRank(const fs::path& dir, const fs::path& dump_json) {
   r.has_stack_json = IsFile(dir / "stack.json");
   r.has_construct_json = IsFile(dir / "construct.json");
   r.has_tensor_data = IsDir(dir / "dump_tensor_data");
+  r.has_tensor_pack = IsFile(dir / "dump_tensor_data.pack");
   return r;
 }
 

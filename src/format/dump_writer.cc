@@ -117,6 +117,10 @@ Status MakeDirs(const std::string& root, const std::string& dir) {
 DumpWriter::DumpWriter(std::string dir, DumpWriterOptions options)
     : dir_(std::move(dir)), options_(std::move(options)) {}
 
+DumpWriter::~DumpWriter() {
+  if (pack_ != nullptr) pack_->Abandon();
+}
+
 StatusOr<std::unique_ptr<DumpWriter>> DumpWriter::Create(
     const std::string& rank_dir, DumpWriterOptions options) {
   if (!options.make_dir_lazily) {
@@ -156,24 +160,64 @@ void DumpWriter::AddEncodedEntry(const std::string& name,
   }
 }
 
-StatusOr<std::string> DumpWriter::TensorFilePath(std::string_view stem) {
+StatusOr<DumpWriter::TensorTarget> DumpWriter::TensorTargetFor(
+    std::string_view stem) {
   if (!IsSafeStem(stem)) {
     return Status::InvalidArgument(
         StrCat("tensor name '", stem, "'"),
         "not a file name (empty, '.', '..', or has '/' or NUL)");
   }
+  TensorTarget target{"", nullptr, StrCat(stem, ".npy")};
+  if (options_.pack_tensors) {
+    if (pack_ == nullptr) {
+      if (saved_tensors_) {
+        return Status::InvalidArgument(dir_,
+                                       "the pack was finished or dropped");
+      }
+      LOCKSTEP_RETURN_IF_ERROR(MakeDirs(options_.root, dir_));
+      LOCKSTEP_ASSIGN_OR_RETURN(
+          pack_,
+          PackWriter::Create(StrCat(dir_, "/", kPackFileName), options_.npy));
+    }
+    saved_tensors_ = true;
+    target.pack = pack_;
+    return target;
+  }
   std::string data_dir = dir_ + "/dump_tensor_data";
   if (!saved_tensors_)
     LOCKSTEP_RETURN_IF_ERROR(MakeDirs(options_.root, data_dir));
   saved_tensors_ = true;
-  return StrCat(data_dir, "/", stem, ".npy");
+  target.path = StrCat(data_dir, "/", target.data_name);
+  return target;
 }
 
 StatusOr<std::string> DumpWriter::SaveTensor(std::string_view stem,
                                              const Tensor& t) {
-  LOCKSTEP_ASSIGN_OR_RETURN(std::string path, TensorFilePath(stem));
-  LOCKSTEP_RETURN_IF_ERROR(WriteNpy(path, t, options_.npy));
-  return StrCat(stem, ".npy");
+  LOCKSTEP_ASSIGN_OR_RETURN(TensorTarget target, TensorTargetFor(stem));
+  if (target.pack != nullptr) {
+    LOCKSTEP_RETURN_IF_ERROR(target.pack->Append(target.data_name, t));
+  } else {
+    LOCKSTEP_RETURN_IF_ERROR(WriteNpy(target.path, t, options_.npy));
+  }
+  return std::move(target.data_name);
+}
+
+size_t DumpWriter::RemoveTensors() {
+  if (pack_ != nullptr) {
+    size_t n = pack_->Abandon();
+    pack_.reset();
+    return n;
+  }
+  std::error_code ec;
+  std::filesystem::path data = std::filesystem::path(dir_) / "dump_tensor_data";
+  size_t removed = 0;
+  for (std::filesystem::directory_iterator it(data, ec), end; !ec && it != end;
+       it.increment(ec)) {
+    std::error_code rm;
+    removed += std::filesystem::remove(it->path(), rm);
+  }
+  std::filesystem::remove(data, ec);
+  return removed;
 }
 
 void DumpWriter::AddStack(const std::string& name,
@@ -203,8 +247,8 @@ void DumpWriter::SetParent(const std::string& name, const PyValue& parent) {
 }
 
 std::string DumpWriter::DumpJsonText() const {
-  std::string data_dir;
-  if (saved_tensors_) {
+  std::string data_dir;  // msprobe: where the tensor files are; packed: null
+  if (saved_tensors_ && !options_.pack_tensors) {
     std::error_code ec;
     auto abs = std::filesystem::absolute(dir_ + "/dump_tensor_data", ec);
     data_dir =
@@ -260,6 +304,11 @@ std::string DumpWriter::ConstructJsonText() const {
 Status DumpWriter::Flush() {
   if (options_.make_dir_lazily)
     LOCKSTEP_RETURN_IF_ERROR(MakeDirs(options_.root, dir_));
+  if (pack_ != nullptr) {  // dump.json names only tensors a reader can read
+    // Kept on failure, for RemoveTensors to remove.
+    LOCKSTEP_RETURN_IF_ERROR(pack_->Finish());
+    pack_.reset();
+  }
   LOCKSTEP_RETURN_IF_ERROR(
       WriteFileAtomic(dir_ + "/dump.json", DumpJsonText()));
   if (options_.write_stack_json && stack_dirty_) {

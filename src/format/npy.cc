@@ -181,12 +181,19 @@ std::string NpyDescr(DType dtype) {
   return "<f4";
 }
 
+bool NpyWidensBFloat16(const Tensor& t, const NpyWriteOptions& options) {
+  return t.dtype() == DType::kBFloat16 &&
+         options.bfloat16 == NpyBFloat16::kWidenToFloat32;
+}
+
+std::string EncodeNpyHeaderOf(const Tensor& t, const NpyWriteOptions& options) {
+  return EncodeNpyHeader(
+      NpyWidensBFloat16(t, options) ? "<f4" : NpyDescr(t.dtype()), t.shape());
+}
+
 std::string EncodeNpy(const Tensor& t, const NpyWriteOptions& options) {
-  bool widen = t.dtype() == DType::kBFloat16 &&
-               options.bfloat16 == NpyBFloat16::kWidenToFloat32;
-  std::string out =
-      EncodeNpyHeader(widen ? "<f4" : NpyDescr(t.dtype()), t.shape());
-  if (widen) {
+  std::string out = EncodeNpyHeaderOf(t, options);
+  if (NpyWidensBFloat16(t, options)) {
     out.reserve(out.size() + 2 * t.nbytes());
     AppendBFloat16AsFloat32(t, &out);
   } else if (t.nbytes() > 0) {

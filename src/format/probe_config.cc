@@ -149,6 +149,14 @@ Status ApplyTopLevel(const std::string& key, const PyValue& v, ProbeConfig* c) {
     LOCKSTEP_ASSIGN_OR_RETURN(c->steps, ParseIndexList(v));
   } else if (key == "rank") {
     LOCKSTEP_ASSIGN_OR_RETURN(c->ranks, ParseIndexList(v));
+  } else if (key == "tensor_format") {
+    LOCKSTEP_RETURN_IF_ERROR(need_str());
+    if (v.as_str() != "npy" && v.as_str() != "pack") {
+      return Status::InvalidArgument(v.PyRepr(),
+                                     "expected \"npy\" or \"pack\"");
+    }
+    c->tensor_format =
+        v.as_str() == "pack" ? TensorFormat::kPack : TensorFormat::kNpy;
   } else if (key == "extra_info") {
     if (v.kind() != PyValue::Kind::kBool) {
       return Status::InvalidArgument(v.PyRepr(), "expected true or false");

@@ -37,6 +37,7 @@ DumpWriterOptions WriterOptions(const ProbeConfig& c) {
   // lockstep saves the file (one file per step less).
   o.write_construct_json = c.extra_info && c.level != ProbeLevel::kL1;
   o.root = c.dump_path;  // step and rank directories never through a link
+  o.pack_tensors = c.tensor_format == TensorFormat::kPack;
   return o;
 }
 
@@ -74,7 +75,8 @@ std::string EarlierDumpSteps(const std::string& dump_path, int64_t rank) {
     if (name.rfind("step", 0) != 0) continue;
     fs::path r = e.path() / ("rank" + std::to_string(rank));
     if (fs::exists(r / "dump.json", ec) ||
-        fs::exists(r / "dump_tensor_data", ec))
+        fs::exists(r / "dump_tensor_data", ec) ||
+        fs::exists(r / kPackFileName, ec))
       steps.push_back(name);
   }
   if (steps.empty()) return "";
@@ -205,22 +207,6 @@ bool IsDiskFull(const std::string& why) {
          why.find(std::strerror(EDQUOT)) != std::string::npos;
 }
 
-// Removes the tensor files in `rank_dir`/dump_tensor_data and the directory;
-// returns how many files went.
-size_t RemoveTensorFiles(const std::string& rank_dir) {
-  std::error_code ec;
-  std::filesystem::path data =
-      std::filesystem::path(rank_dir) / "dump_tensor_data";
-  size_t removed = 0;
-  for (std::filesystem::directory_iterator it(data, ec), end; !ec && it != end;
-       it.increment(ec)) {
-    std::error_code rm;
-    removed += std::filesystem::remove(it->path(), rm);
-  }
-  std::filesystem::remove(data, ec);
-  return removed;
-}
-
 // Removes a rank dir and its step dir if they are empty.
 void RemoveStepDirIfEmpty(const std::string& rank_dir) {
   std::error_code ec;
@@ -262,7 +248,7 @@ struct StepWrite {
     // The disk is full. Without dump.json the step's tensor files are of no
     // use to anyone (nothing names them): remove them to make room, say so
     // in dump.json, and try again.
-    size_t removed = RemoveTensorFiles(writer->dir());
+    size_t removed = writer->RemoveTensors();
     if (removed > 0) {
       std::vector<PyValue> items =
           skipped.is_none() ? std::vector<PyValue>() : skipped.items();
@@ -301,7 +287,7 @@ Status ProbeImpl::EndStep(bool drop_if_empty) {
     // The disk filled during this step: some of its tensor files are
     // missing anyway. Removing the rest makes room for the statistics of
     // this step and the later ones, which matter more than a partial step.
-    size_t removed = RemoveTensorFiles(writer_->dir());
+    size_t removed = writer_->RemoveTensors();
     if (removed > 0) {
       NoteSkip("dump_tensor_data",
                std::to_string(removed) +

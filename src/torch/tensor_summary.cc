@@ -218,21 +218,26 @@ void TensorSummarizer::DeferStats(const at::Tensor& t, PyJsonBuilder* b) {
 std::string TensorSummarizer::SaveFile(const at::Tensor& t,
                                        const std::string& stem) {
   if (dump_ == nullptr || files_ == nullptr || files_disabled_) return "";
-  StatusOr<std::string> path = dump_->TensorFilePath(stem);
+  StatusOr<DumpWriter::TensorTarget> target = dump_->TensorTargetFor(stem);
   at::Tensor copy = t.detach()
                         .to(at::kCPU, /*non_blocking=*/false,
                             /*copy=*/true)
                         .contiguous();
   StatusOr<lockstep::Tensor> host =
-      path.ok() ? ToHostTensor(copy)
-                : StatusOr<lockstep::Tensor>(path.status());
+      target.ok() ? ToHostTensor(copy)
+                  : StatusOr<lockstep::Tensor>(target.status());
   if (!host.ok()) {
     if (error_.ok()) error_ = host.status();
     skips_.push_back(Skip{stem + ".npy", host.status().message()});
     return "";
   }
-  files_->Enqueue(*path, std::move(*host));
-  return stem + ".npy";
+  if (target->pack != nullptr) {
+    files_->EnqueueToPack(std::move(target->pack), target->data_name,
+                          std::move(*host));
+  } else {
+    files_->Enqueue(std::move(target->path), std::move(*host));
+  }
+  return std::move(target->data_name);
 }
 
 void TensorSummarizer::Tensor(const at::Tensor& t, const std::string& stem,

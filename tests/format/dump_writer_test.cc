@@ -9,6 +9,7 @@
 #include "lockstep/format/discovery.h"
 #include "lockstep/format/dump_reader.h"
 #include "lockstep/format/npy.h"
+#include "lockstep/format/tensor_pack.h"
 #include "testing/same_bytes.h"
 
 namespace lockstep {
@@ -260,6 +261,50 @@ TEST_F(DumpWriterDirTest, TensorNamesCannotEscapeTheDirectory) {
     EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
   }
   EXPECT_FALSE(fs::exists(dir_ + "/x.npy"));
+}
+
+// Packed: the tensors go into dump_tensor_data.pack, finished by Flush
+// before dump.json (which has a null dump_data_dir); saving after that
+// fails; RemoveTensors drops the pack.
+TEST_F(DumpWriterDirTest, PackedTensorsGoIntoOnePackFinishedByFlush) {
+  DumpWriterOptions o;
+  o.pack_tensors = true;
+  auto w = DumpWriter::Create(dir_ + "/a", o);
+  ASSERT_TRUE(w.ok());
+  Tensor t = Tensor::FromBytes(DType::kUInt8, {3}, "xyz");
+  auto name = (*w)->SaveTensor("Functional.relu.0.forward.input.0", t);
+  ASSERT_TRUE(name.ok()) << name.status().ToString();
+  EXPECT_EQ(*name, "Functional.relu.0.forward.input.0.npy");
+  EXPECT_FALSE((*w)->SaveTensor("../x", t).ok());
+  (*w)->AddEntry(
+      "Functional.relu.0.forward",
+      PyValue::Dict({{"input_args", PyValue::List({TensorLeaf(*name)})}}));
+  ASSERT_TRUE((*w)->Flush().ok());
+  EXPECT_FALSE(fs::exists(dir_ + "/a/dump_tensor_data"));
+  auto pack = PackReader::Open(dir_ + "/a/dump_tensor_data.pack");
+  ASSERT_TRUE(pack.ok()) << pack.status().ToString();
+  auto back = (*pack)->Read(*name);
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(back->data()), 3), "xyz");
+  auto d = ReadDumpJson(dir_ + "/a/dump.json");
+  ASSERT_TRUE(d.ok());
+  EXPECT_TRUE(d->dump_data_dir.empty());
+  EXPECT_FALSE((*w)->SaveTensor("late", t).ok());
+
+  auto w2 = DumpWriter::Create(dir_ + "/b", o);
+  ASSERT_TRUE(w2.ok());
+  ASSERT_TRUE((*w2)->SaveTensor("one", t).ok());
+  ASSERT_TRUE((*w2)->SaveTensor("two", t).ok());
+  EXPECT_EQ((*w2)->RemoveTensors(), 2u);
+  EXPECT_FALSE(fs::exists(dir_ + "/b/dump_tensor_data.pack"));
+  ASSERT_TRUE((*w2)->Flush().ok());
+  // A writer dropped before Flush leaves no pack without an index.
+  {
+    auto w3 = DumpWriter::Create(dir_ + "/c", o);
+    ASSERT_TRUE(w3.ok());
+    ASSERT_TRUE((*w3)->SaveTensor("one", t).ok());
+  }
+  EXPECT_FALSE(fs::exists(dir_ + "/c/dump_tensor_data.pack"));
 }
 
 TEST(DumpWriterTest, UnwritableDirFailsCleanly) {

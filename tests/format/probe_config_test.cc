@@ -84,6 +84,21 @@ TEST(ParseProbeConfigTest, TaskLevelAndExtraInfo) {
   EXPECT_EQ(ProbeLevelName(ProbeLevel::kMix), "mix");
 }
 
+TEST(ParseProbeConfigTest, TensorFormatNpyByDefaultPackOnRequest) {
+  EXPECT_EQ(MustParse(kMsprobeHeadDefault).tensor_format, TensorFormat::kNpy);
+  EXPECT_EQ(MustParse(With("\"tensor_format\": \"pack\"")).tensor_format,
+            TensorFormat::kPack);
+  EXPECT_EQ(MustParse(With("\"tensor_format\": \"npy\"")).tensor_format,
+            TensorFormat::kNpy);
+  for (const char* bad :
+       {"\"tensor_format\": \"pt\"", "\"tensor_format\": true"}) {
+    auto c = ParseProbeConfig(With(bad), "config.json");
+    ASSERT_FALSE(c.ok()) << bad;
+    EXPECT_NE(c.status().message().find("tensor_format"), std::string::npos)
+        << c.status().message();
+  }
+}
+
 TEST(ParseProbeConfigTest, StepAndRankListsExpandRanges) {
   ProbeConfig c =
       MustParse(With("\"step\": [0, \"4-6\", 2, \"5\"], \"rank\": \"1-3\""));

@@ -15,14 +15,16 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "python")
 import lockstep_probe  # noqa: E402
 
 
-def train(dump, steps=2, fault=False, dumped=True):
+def train(dump, steps=2, fault=False, dumped=True, task="statistics",
+          tensor_format=None):
     torch.manual_seed(0)
     w1 = torch.randn(16, 8, requires_grad=True)
     w2 = torch.randn(4, 16, requires_grad=True)
     opt = torch.optim.SGD([w1, w2], lr=0.1)
     x = torch.randn(32, 8)
-    cfg = {"task": "statistics", "level": "L1", "dump_path": dump}
-    with lockstep_probe.Probe(cfg, os.path.join(BUILD, "lib", "liblockstep_py.so")) as p:
+    cfg = {"task": task, "level": "L1", "dump_path": dump}
+    lib = os.path.join(BUILD, "lib", "liblockstep_py.so")
+    with lockstep_probe.Probe(cfg, lib, tensor_format=tensor_format) as p:
         for _ in range(steps):
             opt.zero_grad()
             h = F.relu(F.linear(x, w1))
@@ -88,4 +90,32 @@ with tempfile.TemporaryDirectory() as tmp:
     assert first["reason"] == "argument", first
     assert first["detail"] == "argument 1: 1.001 vs 1.0", first
     assert s["error"] > 0 and s["rows"] > 100, s
+    # Tensor mode, packed: one dump_tensor_data.pack per step, read by
+    # compare as the .npy files are; export gives msprobe's layout.
+    lockstep = os.path.join(BUILD, "bin", "lockstep")
+    npy, packed = os.path.join(tmp, "npy"), os.path.join(tmp, "packed")
+    train(npy, task="tensor")
+    train(packed, task="tensor", tensor_format="pack")
+    rank = os.path.join(packed, "step1", "rank0")
+    assert os.path.isfile(os.path.join(rank, "dump_tensor_data.pack"))
+    assert not os.path.exists(os.path.join(rank, "dump_tensor_data"))
+    exported = os.path.join(tmp, "exported")
+    r = subprocess.run([lockstep, "export", packed, "-o", exported],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, (r.stdout, r.stderr)
+    import numpy
+    ex = os.path.join(exported, "step1", "rank0", "dump_tensor_data")
+    orig = os.path.join(npy, "step1", "rank0", "dump_tensor_data")
+    assert sorted(os.listdir(ex)) == sorted(os.listdir(orig))
+    for name in os.listdir(orig):
+        assert numpy.array_equal(numpy.load(os.path.join(ex, name)),
+                                 numpy.load(os.path.join(orig, name))), name
+    for a, b in [(packed, npy), (exported, npy)]:
+        out = os.path.join(tmp, "cmp_" + os.path.basename(a))
+        r = subprocess.run([lockstep, "compare", a, b, "-o", out, "-q"],
+                           capture_output=True, text=True)
+        assert r.returncode == 0, (a, r.returncode, r.stdout, r.stderr)
+        with open(os.path.join(out, "summary.json")) as f:
+            s = json.load(f)
+        assert s["error"] == 0 and s["rows"] > 100, s
 print("probe_test.py: OK")

@@ -92,6 +92,7 @@ Status WriteSyntheticRun(const SyntheticRun& run, const std::string& rank_dir) {
   DumpWriterOptions o;
   o.task = run.task;
   o.level = "L1";
+  o.pack_tensors = run.packed;
   LOCKSTEP_ASSIGN_OR_RETURN(std::unique_ptr<DumpWriter> w,
                             DumpWriter::Create(rank_dir, o));
   std::mt19937_64 rng(run.seed);

@@ -26,13 +26,15 @@ struct SyntheticRun {
   int fault_op = -1;            // which operator (0-based)
   double rel = 1e-2;            // relative perturbation for kPrecision
   std::string task = "tensor";  // or "statistics" (no tensor files)
+  bool packed = false;          // tensors in dump_tensor_data.pack
 };
 
 // The name of operator k: "Functional.<api>.<n>.forward", apis cycling
 // through linear, relu, gelu, layer_norm, softmax with their own call counts.
 std::string SyntheticOpName(int k);
 
-// Writes the run into `rank_dir` (dump.json and dump_tensor_data/).
+// Writes the run into `rank_dir` (dump.json and dump_tensor_data/, or
+// dump_tensor_data.pack when run.packed).
 Status WriteSyntheticRun(const SyntheticRun& run, const std::string& rank_dir);
 
 }  // namespace lockstep::testing

@@ -12,6 +12,7 @@
 #include <set>
 
 #include "lockstep/format/npy.h"
+#include "lockstep/format/tensor_pack.h"
 #include "lockstep/format/zip.h"
 #include "lockstep/torch/tensor_bridge.h"
 #include "torch/probe_testing.h"
@@ -254,6 +255,43 @@ TEST_F(ProbeTest, TensorModeWritesNpyFilesThatReadBackEqual) {
                 .Find("data_name")
                 ->as_str(),
             "Torch.cos.0.forward.output.0.npy");
+}
+
+// The same tensors, packed into one dump_tensor_data.pack (written on the
+// writer thread, finished before dump.json, also with write_behind).
+TEST_F(ProbeTest, PackedTensorModeHoldsTheSameTensors) {
+  for (bool behind : {false, true}) {
+    Tiny m;
+    TinyRun t;
+    ProbeConfig c = Config(ProbeTask::kTensor);
+    c.dump_path += behind ? "_behind" : "";
+    c.tensor_format = TensorFormat::kPack;
+    ProbeOptions o;
+    o.write_behind = behind;
+    DumpFile d = DumpTiny(c, o, &t);
+    std::string rank = RankDir(0, 0, behind ? "dump_behind" : "dump");
+    EXPECT_FALSE(testing::fs::exists(rank + "/dump_tensor_data"));
+    EXPECT_TRUE(d.dump_data_dir.empty());
+    std::vector<std::string> names;
+    for (const DumpEntry& e : d.entries) CollectDataNames(e.value, &names);
+    auto pack = PackReader::Open(rank + "/dump_tensor_data.pack");
+    ASSERT_TRUE(pack.ok()) << pack.status().ToString();
+    std::set<std::string> entries;
+    for (const PackEntry& e : (*pack)->entries()) entries.insert(e.name);
+    EXPECT_EQ(std::set<std::string>(names.begin(), names.end()), entries);
+    EXPECT_EQ(names.size(), entries.size());
+    auto expect = [&](const std::string& name, const at::Tensor& want) {
+      StatusOr<Tensor> got = (*pack)->Read(name);
+      ASSERT_TRUE(got.ok()) << got.status().ToString();
+      at::Tensor w = want.detach().contiguous();
+      EXPECT_EQ(got->shape(), w.sizes().vec()) << name;
+      ASSERT_EQ(got->nbytes(), w.nbytes()) << name;
+      EXPECT_EQ(std::memcmp(got->data(), w.data_ptr(), w.nbytes()), 0) << name;
+    };
+    expect("Functional.linear.0.forward.input.0.npy", m.x);
+    expect("Functional.linear.0.forward.output.0.npy", t.y);
+    expect("Torch.cos.0.backward.output.0.npy", -at::sin(t.r.detach()));
+  }
 }
 
 // Compares Max/Min/Mean/Norm of every tensor dict in `a` and `b`.

@@ -1,6 +1,7 @@
 // What a dump holds, per step and rank: task, level, framework, entries,
 // rows, tensors, their dtypes and bytes (from dump.json's shapes), tensor
-// files on disk, and whether stack.json / construct.json exist.
+// files on disk (or the entries of a tensor pack, its index checked), and
+// whether stack.json / construct.json exist.
 // Thread safety: pure functions.
 #ifndef LOCKSTEP_COMPARE_INSPECT_H_
 #define LOCKSTEP_COMPARE_INSPECT_H_
@@ -25,8 +26,10 @@ struct RankSummary {
   int64_t rows = 0;          // compare rows (leaves)
   int64_t tensors = 0;       // rows with a tensor dtype
   int64_t tensor_bytes = 0;  // sum of dtype size x shape
-  int64_t tensor_files = 0;  // files in dump_tensor_data/
+  int64_t tensor_files = 0;  // files in dump_tensor_data/ or pack entries
   int64_t tensor_file_bytes = 0;
+  bool packed = false;                    // tensors in dump_tensor_data.pack
+  std::string pack_error;                 // set when that pack is unreadable
   std::map<std::string, int64_t> dtypes;  // dtype -> tensors
   bool has_stack = false, has_construct = false;
   std::string error;  // set when dump.json could not be read

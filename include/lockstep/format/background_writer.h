@@ -1,4 +1,5 @@
-// BackgroundWriter: writes tensors as .npy files on a worker thread, so that
+// BackgroundWriter: writes tensors as .npy files (or appends them to a
+// tensor pack) on a worker thread, so that
 // a probe's training step does not wait for the disk. The queue is bounded
 // in bytes: Enqueue blocks while more than `max_queued_bytes` wait, so a
 // slow disk slows training down instead of exhausting memory.
@@ -16,12 +17,14 @@
 #include <cstddef>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "lockstep/core/status.h"
+#include "lockstep/format/pack_writer.h"
 #include "lockstep/format/tensor.h"
 
 namespace lockstep {
@@ -38,6 +41,10 @@ class BackgroundWriter {
   // a failed write leaves no file). A tensor larger than the bound is
   // accepted when the queue is empty.
   void Enqueue(std::string path, Tensor t);
+  // Queues `t` to be appended to `pack` as entry `name` (PackWriter::Append;
+  // a failure is reported as a file would be, by `name`).
+  void EnqueueToPack(std::shared_ptr<PackWriter> pack, std::string name,
+                     Tensor t);
 
   // Queues `task` to run on the worker thread after everything queued
   // before it (a probe writes a step's dump.json this way, after the step's
@@ -64,10 +71,12 @@ class BackgroundWriter {
 
  private:
   struct Job {
-    std::string path;
+    std::string path;  // or the pack entry's name
     Tensor tensor;
-    std::function<Status()> task;  // set: run it instead of writing a file
+    std::shared_ptr<PackWriter> pack;  // set: append to it
+    std::function<Status()> task;      // set: run it instead of writing a file
   };
+  void Push(Job job);
   void Run();
 
   const size_t max_bytes_;

@@ -43,6 +43,7 @@ struct RankLayout {
   bool has_stack_json = false;
   bool has_construct_json = false;
   bool has_tensor_data = false;  // dump_tensor_data/ exists
+  bool has_tensor_pack = false;  // dump_tensor_data.pack exists
 };
 
 // One step: its ranks, sorted by rank number.

@@ -6,6 +6,9 @@
 //             /stack.json                    HEAD format, stacks shared
 //             /construct.json                {name: parent}
 //             /dump_tensor_data/<stem>.npy   numpy.save bytes
+//   or, with DumpWriterOptions::pack_tensors,
+//             /dump_tensor_data.pack         the same bytes, one file
+//                                            (format/tensor_pack.h)
 //
 // Each entry is serialized once, when it is added; Flush() writes dump.json
 // from those pieces to a temporary file and renames it over the old one, so
@@ -27,6 +30,7 @@
 #include "lockstep/core/status.h"
 #include "lockstep/format/dump.h"
 #include "lockstep/format/npy.h"
+#include "lockstep/format/pack_writer.h"
 #include "lockstep/format/pyvalue.h"
 #include "lockstep/format/tensor.h"
 
@@ -47,7 +51,7 @@ struct DumpWriterOptions {
   std::string framework = "pytorch";  // "" leaves the key out (old dumps)
   bool write_stack_json = true;       // as msprobe with extra_info
   bool write_construct_json = true;
-  // The rank directory is made when first needed (Flush, TensorFilePath)
+  // The rank directory is made when first needed (Flush, TensorTargetFor)
   // instead of by Create: a writer whose files are written on another
   // thread leaves that file system work to it too.
   bool make_dir_lazily = false;
@@ -55,6 +59,9 @@ struct DumpWriterOptions {
   // it are made without following symbolic links (CreateDirsUnder).
   std::string root;
   NpyWriteOptions npy;
+  // Tensors go into one dump_tensor_data.pack (format/tensor_pack.h)
+  // instead of one .npy file each; Flush finishes the pack.
+  bool pack_tensors = false;
 };
 
 class DumpWriter {
@@ -64,6 +71,8 @@ class DumpWriter {
   static StatusOr<std::unique_ptr<DumpWriter>> Create(
       const std::string& rank_dir, DumpWriterOptions options = {});
 
+  // A pack not finished by Flush is removed: no dump.json names it.
+  ~DumpWriter();
   DumpWriter(const DumpWriter&) = delete;
   DumpWriter& operator=(const DumpWriter&) = delete;
 
@@ -80,18 +89,30 @@ class DumpWriter {
   void AddEncodedEntry(const std::string& name, std::string value_text);
   static constexpr int kEntryLevel = 2;
 
-  // Saves `t` as dump_tensor_data/<stem>.npy (atomically) and returns the
-  // file name, "<stem>.npy", for the tensor's "data_name" field.
+  // Saves `t` as dump_tensor_data/<stem>.npy (atomically), or appends it to
+  // the pack, and returns its "data_name", "<stem>.npy".
   // `stem` is msprobe's name, e.g. "Functional.linear.0.forward.input.0".
   // Errors: InvalidArgument when stem is empty, ".", "..", or has a '/' or
-  // NUL; IoError from the filesystem.
+  // NUL, or (packed) after Flush; IoError from the filesystem.
   StatusOr<std::string> SaveTensor(std::string_view stem, const Tensor& t);
 
-  // The path SaveTensor would write for `stem`, for a caller that writes the
-  // file itself (e.g. on a BackgroundWriter); creates dump_tensor_data/ and
-  // makes dump.json name it. The file's data_name is "<stem>.npy".
-  // Errors: as SaveTensor.
-  StatusOr<std::string> TensorFilePath(std::string_view stem);
+  // Where SaveTensor would put the tensor of `stem`, for a caller that
+  // writes it itself (e.g. on a BackgroundWriter): a file path, or the open
+  // pack (created with dump_tensor_data.pack when first asked for) and the
+  // entry name. Creates dump_tensor_data/ (or the pack) and makes dump.json
+  // name it. Errors: as SaveTensor.
+  struct TensorTarget {
+    std::string path;                  // "" when packed
+    std::shared_ptr<PackWriter> pack;  // null unless packed
+    std::string data_name;             // "<stem>.npy"
+  };
+  StatusOr<TensorTarget> TensorTargetFor(std::string_view stem);
+
+  // Drops the tensors saved so far (a step whose dump.json must fit on a
+  // full disk): removes the files under dump_tensor_data/ and the directory,
+  // or abandons the pack; returns how many tensors went. Tensors saved
+  // afterwards fail (packed) or start afresh (files).
+  size_t RemoveTensors();
 
   // Records the call stack of entry `name` (stack.json). Names with
   // identical frames share one stack, in first-seen order, as msprobe HEAD
@@ -111,7 +132,8 @@ class DumpWriter {
   // The dump.json text that Flush() writes now.
   std::string DumpJsonText() const;
 
-  // Writes dump.json, and stack.json / construct.json if they changed since
+  // Finishes the pack (packed: REQUIRES every tensor of it appended), then
+  // writes dump.json, and stack.json / construct.json if they changed since
   // the last flush (or were never written), each atomically.
   Status Flush();
 
@@ -133,6 +155,7 @@ class DumpWriter {
   std::string dir_;
   DumpWriterOptions options_;
   bool saved_tensors_ = false;
+  std::shared_ptr<PackWriter> pack_;
   std::vector<Piece> pieces_;
   std::unordered_map<std::string, size_t> index_;  // live name -> piece
   std::vector<StackGroup> stacks_;

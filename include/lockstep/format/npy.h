@@ -102,6 +102,13 @@ std::string NpyDescr(DType dtype);
 // little-endian. REQUIRES: t's data is valid for t.nbytes() bytes.
 std::string EncodeNpy(const Tensor& t, const NpyWriteOptions& options = {});
 
+// The header EncodeNpy(t, options) begins with. Its data follows: t's bytes
+// as they are, unless NpyWidensBFloat16(t, options).
+std::string EncodeNpyHeaderOf(const Tensor& t,
+                              const NpyWriteOptions& options = {});
+// Whether EncodeNpy(t, options) widens t's bfloat16 data to float32.
+bool NpyWidensBFloat16(const Tensor& t, const NpyWriteOptions& options);
+
 // Writes EncodeNpy(t) to `path`, atomically (temporary file + rename)
 // unless options.atomic is false.
 Status WriteNpy(const std::string& path, const Tensor& t,

@@ -22,6 +22,11 @@ enum class ProbeTask {
   kOverflow,    // only entries whose outputs hold inf/nan, with tensors
 };
 enum class ProbeLevel { kL0, kL1, kMix };
+// How saved tensors are stored: one .npy file each under dump_tensor_data/
+// (msprobe's layout, the default), or one dump_tensor_data.pack per step
+// and rank (format/tensor_pack.h; `lockstep export` makes msprobe's layout
+// of it). config.json: "tensor_format": "npy" | "pack" (a lockstep key).
+enum class TensorFormat { kNpy, kPack };
 
 std::string_view ProbeTaskName(ProbeTask t);    // "statistics", ...
 std::string_view ProbeLevelName(ProbeLevel l);  // "L0", "L1", "mix"
@@ -44,13 +49,14 @@ struct ProbeConfig {
   bool output = true;
   int64_t overflow_nums = 1;  // overflow task: stop after N; -1 = never
   bool extra_info = true;     // stack.json and construct.json
+  TensorFormat tensor_format = TensorFormat::kNpy;
 };
 
 // Parses msprobe's config.json text. Accepts the common keys (task,
 // dump_path, rank, step, level, extra_info; rank/step as ints or "4-6"
-// ranges) and the per-task sub-dict (scope, list, data_mode, summary_mode
-// "md5" -> kMd5, overflow_nums); task "overflow_check" -> kOverflow. Keys
-// lockstep does not use are ignored.
+// ranges), lockstep's tensor_format, and the per-task sub-dict (scope,
+// list, data_mode, summary_mode "md5" -> kMd5, overflow_nums); task
+// "overflow_check" -> kOverflow. Keys lockstep does not use are ignored.
 // Errors: Corruption for bad JSON, InvalidArgument naming the key for bad
 // values (unknown task/level/data_mode, scope not of 2 names, ...).
 StatusOr<ProbeConfig> ParseProbeConfig(std::string_view json_text,
