@@ -51,11 +51,11 @@ void ExpectSameRows(const CompareResult& a, const CompareResult& b) {
   for (size_t i = 0; i < a.rows.size(); ++i) {
     const CompareRow& x = a.rows[i];
     const CompareRow& y = b.rows[i];
-    EXPECT_EQ(x.npu_name, y.npu_name);
-    EXPECT_EQ(x.verdict, y.verdict) << x.npu_name;
+    EXPECT_EQ(x.npu_name(), y.npu_name());
+    EXPECT_EQ(x.verdict, y.verdict) << x.npu_name();
     ASSERT_EQ(x.cells.size(), y.cells.size());
     for (size_t c = 0; c < x.cells.size(); ++c)
-      EXPECT_EQ(x.cells[c], y.cells[c]) << x.npu_name << " column " << c;
+      EXPECT_EQ(x.cells[c], y.cells[c]) << x.npu_name() << " column " << c;
   }
   EXPECT_EQ(a.first_divergence.entry, b.first_divergence.entry);
   EXPECT_EQ(a.summary.error, b.summary.error);
@@ -212,7 +212,7 @@ TEST(PackedDumpTest, FlippedByteInAStreamedTensorFailsItsCrc) {
   CompareResult r = Compare(dir + "target", dir + "baseline");
   bool found = false;
   for (const CompareRow& row : r.rows) {
-    if (row.npu_name != "Functional.linear.0.forward.input.0") {
+    if (row.npu_name() != "Functional.linear.0.forward.input.0") {
       continue;
     }
     found = true;
