@@ -16,11 +16,14 @@ int Run(int argc, char** argv) {
   std::string path, out;
   LoggingOptions logging;
   CLI::App app{
-      "Write a dump in msprobe's layout, so that msprobe's own tools read "
-      "it: each rank's dump.json, stack.json and construct.json copied, and "
+      "Write a dump in msprobe's directory layout (what tools that expect "
+      "one file per tensor read): each rank's dump.json, stack.json and "
+      "construct.json copied, and "
       "each tensor of its dump_tensor_data.pack (a probe's packed tensor "
       "mode) written as its own .npy file under dump_tensor_data/. The "
-      "output must not exist; it appears whole or not at all.\nExit: 0 "
+      "output must not exist; it appears whole or not at all. Note: "
+      "msprobe's PyTorch compare loads .pt tensor files only, not .npy "
+      "(docs/packed_format.md).\nExit: 0 "
       "exported, 2 usage error, 3 unreadable or damaged dump, or a write "
       "failed.\n\nExample:\n  lockstep export run_a -o run_a_msprobe",
       "export"};
