@@ -11,6 +11,8 @@
 // first divergence at a real row, and render a summary.json that reads back.
 //
 // Seeds: fuzz/corpus/compare_fuzz/ (raw bytes; any bytes make some dumps).
+#include <unistd.h>
+
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -21,8 +23,6 @@
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <unistd.h>
 
 #include "lockstep/compare/compare_dumps.h"
 #include "lockstep/format/json_reader.h"
@@ -51,9 +51,7 @@ class Bytes {
  public:
   explicit Bytes(std::string_view s) : s_(s) {}
   bool done() const { return pos_ >= s_.size(); }
-  uint8_t U8() {
-    return done() ? 0 : static_cast<uint8_t>(s_[pos_++]);
-  }
+  uint8_t U8() { return done() ? 0 : static_cast<uint8_t>(s_[pos_++]); }
   size_t Pick(size_t n) { return U8() % n; }
   bool OneIn(int n) { return U8() % n == 0; }
   double F64() {
@@ -96,21 +94,23 @@ struct Entry {
 };
 
 constexpr const char* kApis[] = {
-    "Functional.linear", "Functional.relu",     "Torch.matmul",
-    "Tensor.__add__",    "Functional.conv2d",   "Distributed.all_reduce",
-    "Aten.add",          "Functional.dropout",  "Torch.softmax"};
+    "Functional.linear", "Functional.relu",    "Torch.matmul",
+    "Tensor.__add__",    "Functional.conv2d",  "Distributed.all_reduce",
+    "Aten.add",          "Functional.dropout", "Torch.softmax"};
 constexpr const char* kModules[] = {"Module.fc.Linear", "Module.layer.0.Block",
                                     "Cell.dense.Dense"};
-constexpr const char* kDtypes[] = {"torch.float32", "torch.float16",
-                                   "torch.bfloat16", "torch.int64",
-                                   "torch.bool", "torch.float64", "weird"};
-constexpr double kValues[] = {0,     -0.0, 1,      -1,      0.5,    1e-8,
-                              65504, 1e38, 5e-324, 1.7976931348623157e308, NAN,    INFINITY,
-                              -INFINITY, 3.4e38, 1e-45, 123456789.0};
+constexpr const char* kDtypes[] = {
+    "torch.float32", "torch.float16", "torch.bfloat16", "torch.int64",
+    "torch.bool",    "torch.float64", "weird"};
+constexpr double kValues[] = {
+    0,          -0.0,     1,         -1,     0.5,
+    1e-8,       65504,    1e38,      5e-324, 1.7976931348623157e308,
+    NAN,        INFINITY, -INFINITY, 3.4e38, 1e-45,
+    123456789.0};
 
 std::string EntryName(Bytes& in) {
-  std::string n = std::to_string(in.OneIn(16) ? 18446744073709551615ull
-                                               : in.Pick(4));
+  std::string n =
+      std::to_string(in.OneIn(16) ? 18446744073709551615ull : in.Pick(4));
   switch (in.Pick(8)) {
     case 0:
       return std::string(kModules[in.Pick(3)]) + ".forward." + n;
@@ -332,8 +332,10 @@ void WriteDumps(const std::string& t, const std::string& b, int layout) {
   }
   WriteFile(Scratch() / "t" / "step0" / "rank0" / "dump.json", t);
   WriteFile(Scratch() / "b" / "step0" / "rank0" / "dump.json", b);
-  if (layout & 1) WriteFile(Scratch() / "t" / "step0" / "rank1" / "dump.json", b);
-  if (layout & 2) WriteFile(Scratch() / "b" / "step0" / "rank1" / "dump.json", t);
+  if (layout & 1)
+    WriteFile(Scratch() / "t" / "step0" / "rank1" / "dump.json", b);
+  if (layout & 2)
+    WriteFile(Scratch() / "b" / "step0" / "rank1" / "dump.json", t);
 }
 
 void CheckResult(const lockstep::CompareResult& r) {
