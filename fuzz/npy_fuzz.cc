@@ -6,23 +6,11 @@
 #include <memory>
 #include <string>
 
+#include "fuzz_check.h"
 #include "lockstep/format/npy.h"
 
-namespace {
-
-void Require(bool ok) {
-  if (!ok) std::abort();
-}
-
-uint64_t Checksum(const lockstep::Tensor& t) {
-  uint64_t h = 1469598103934665603ull;
-  for (size_t i = 0; i < t.nbytes(); ++i) {
-    h = (h ^ static_cast<uint8_t>(t.data()[i])) * 1099511628211ull;
-  }
-  return h;
-}
-
-}  // namespace
+using lockstep::fuzz::Checksum;
+using lockstep::fuzz::Require;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // A heap copy of exactly `size` bytes, so that ASan sees any overread,

@@ -9,22 +9,14 @@
 #include <memory>
 #include <string>
 
+#include "fuzz_check.h"
 #include "lockstep/format/crc32.h"
 #include "lockstep/format/tensor_pack.h"
 
 namespace {
 
-void Require(bool ok) {
-  if (!ok) std::abort();
-}
-
-uint64_t Checksum(const lockstep::Tensor& t) {
-  uint64_t h = 1469598103934665603ull;
-  for (size_t i = 0; i < t.nbytes(); ++i) {
-    h = (h ^ static_cast<uint8_t>(t.data()[i])) * 1099511628211ull;
-  }
-  return h;
-}
+using lockstep::fuzz::Checksum;
+using lockstep::fuzz::Require;
 
 void CheckEntries(const lockstep::PackReader& r) {
   std::vector<lockstep::PackEntry> sorted = r.entries();
