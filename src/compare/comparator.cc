@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <charconv>
 #include <limits>
 
 #include "lockstep/compare/align.h"

@@ -2,7 +2,6 @@
 
 #include <charconv>
 #include <cmath>
-#include <cstdio>
 
 #include "lockstep/core/check.h"
 #include "lockstep/numerics/pyfloat.h"
