@@ -74,6 +74,8 @@ StatusOr<CompareResult> CompareDumpPaths(const std::string& target,
         if (done - parsed[side] < (size_t{1} << 20) && done != total) return;
         parsed[side] = done;
         sizes[side] = total;
+        // Both sizes first: one file's alone would read as all done.
+        if (sizes[0] == 0 || sizes[1] == 0) return;
         opt.read_progress(parsed[0] + parsed[1], sizes[0] + sizes[1]);
       };
     };
