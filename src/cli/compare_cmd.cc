@@ -1,5 +1,5 @@
 // lockstep compare TARGET BASELINE -o DIR: a thin shell over
-// lockstep::CompareDumpPaths and the report writers.
+// lockstep::CompareDumpRows, FinishResult and the report writers.
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -108,50 +108,84 @@ std::string JoinNames(const std::vector<std::string>& names) {
   return out;
 }
 
-Status WriteReports(const CompareResult& r, const Args& a,
-                    const std::string& curves_svg) {
-  std::string ts = CompareTimestamp();
-  std::string html = a.out_dir + "/report.html";
-  std::vector<std::string> earlier;
-  for (const std::string& f :
-       {std::string("summary.json"), std::string("report.html"),
-        std::filesystem::path(HtmlTableFilePath(html)).filename().string()}) {
-    if (PathExists(a.out_dir + "/" + f)) earlier.push_back(f);
+// The reports of one compare. The CSV and the HTML table file read only the
+// rows and columns, so each starts on a thread of its own as soon as the
+// rows are made, while FinishResult finds the first divergence; summary.json
+// and the page wait for it. The threads are joined before anything returns.
+class Reports {
+ public:
+  Reports(const CompareResult& r, const Args& a, const std::string& curves_svg)
+      : r_(r),
+        a_(a),
+        ts_(CompareTimestamp()),
+        html_(a.out_dir + "/report.html") {
+    extras_.curves_svg = curves_svg;
+    extras_.curves_title = a.curve_metric + " curves (" + a.baseline_log +
+                           " = reference, " + a.target_log + ")";
+    std::vector<std::string> earlier;
+    for (const std::string& f :
+         {std::string("summary.json"), std::string("report.html"),
+          std::filesystem::path(HtmlTableFilePath(html_))
+              .filename()
+              .string()}) {
+      if (PathExists(a.out_dir + "/" + f)) earlier.push_back(f);
+    }
+    replaced_ = JoinNames(earlier);
+    csv_ = std::thread([this] {
+      csvs_ = WriteCompareCsv(r_, a_.out_dir, ts_);
+      TimingMark("compare: write the CSV (thread)");
+    });
+    table_thread_ = std::thread([this] {
+      table_ = RenderHtmlTableFile(r_, extras_);
+      TimingMark("compare: render the HTML table file (thread)");
+    });
   }
-  std::string replaced = JoinNames(earlier);
-  if (!replaced.empty()) {
-    LogWarning(a.out_dir + ": replacing the " + replaced +
-               " of an earlier run (its compare_result CSVs stay)");
+  Reports(const Reports&) = delete;
+  Reports& operator=(const Reports&) = delete;
+  ~Reports() { Join(); }
+
+  // Writes summary.json and report.html (and the xlsx when asked) once
+  // FinishResult has run, and waits for the CSV.
+  Status Finish() {
+    if (!replaced_.empty()) {
+      LogWarning(a_.out_dir + ": replacing the " + replaced_ +
+                 " of an earlier run (its compare_result CSVs stay)");
+    }
+    Status s = WriteSummaryJson(r_, a_.out_dir + "/summary.json");
+    StatusOr<std::vector<std::string>> pages = Status::Internal("not written");
+    table_thread_.join();
+    if (s.ok()) pages = WriteHtmlReport(r_, html_, extras_, std::move(table_));
+    TimingMark("compare: write summary.json and report.html");
+    csv_.join();
+    LOCKSTEP_RETURN_IF_ERROR(csvs_.status());
+    for (const auto& p : *csvs_) LogInfo("wrote " + p);
+    LOCKSTEP_RETURN_IF_ERROR(s);
+    LOCKSTEP_RETURN_IF_ERROR(pages.status());
+    std::vector<std::string> written = {a_.out_dir + "/summary.json"};
+    written.insert(written.end(), pages->begin(), pages->end());
+    LogInfo("wrote " + JoinNames(written));
+    if (a_.xlsx) {
+      std::string x = a_.out_dir + "/compare_result_" + ts_ + ".xlsx";
+      LOCKSTEP_RETURN_IF_ERROR(WriteXlsxReport(r_, x));
+      LogInfo("wrote " + x);
+    }
+    return Status::Ok();
   }
-  // The CSV is written on a second thread while the page is rendered.
-  StatusOr<std::vector<std::string>> csvs = Status::Internal("not written");
-  std::thread csv_writer([&] {
-    csvs = WriteCompareCsv(r, a.out_dir, ts);
-    TimingMark("compare: write the CSV (thread)");
-  });
-  Status s = WriteSummaryJson(r, a.out_dir + "/summary.json");
-  HtmlExtras extras;
-  extras.curves_svg = curves_svg;
-  extras.curves_title = a.curve_metric + " curves (" + a.baseline_log +
-                        " = reference, " + a.target_log + ")";
-  StatusOr<std::vector<std::string>> pages = Status::Internal("not written");
-  if (s.ok()) pages = WriteHtmlReport(r, html, extras);
-  TimingMark("compare: write summary.json and report.html");
-  csv_writer.join();
-  LOCKSTEP_RETURN_IF_ERROR(csvs.status());
-  for (const auto& p : *csvs) LogInfo("wrote " + p);
-  LOCKSTEP_RETURN_IF_ERROR(s);
-  LOCKSTEP_RETURN_IF_ERROR(pages.status());
-  std::vector<std::string> written = {a.out_dir + "/summary.json"};
-  written.insert(written.end(), pages->begin(), pages->end());
-  LogInfo("wrote " + JoinNames(written));
-  if (a.xlsx) {
-    std::string x = a.out_dir + "/compare_result_" + ts + ".xlsx";
-    LOCKSTEP_RETURN_IF_ERROR(WriteXlsxReport(r, x));
-    LogInfo("wrote " + x);
+
+ private:
+  void Join() {
+    if (csv_.joinable()) csv_.join();
+    if (table_thread_.joinable()) table_thread_.join();
   }
-  return Status::Ok();
-}
+
+  const CompareResult& r_;
+  const Args& a_;
+  std::string ts_, html_, replaced_;
+  HtmlExtras extras_;
+  StatusOr<std::vector<std::string>> csvs_ = Status::Internal("not written");
+  HtmlTableFile table_;
+  std::thread csv_, table_thread_;
+};
 
 // The aligned streams' inserted/missing entries, the first few of them.
 void PrintGaps(const CompareResult& r) {
@@ -240,13 +274,20 @@ int Run(int argc, char** argv) {
   if (!made.ok()) return ReportError(made);
   StatusOr<std::unique_ptr<DirLock>> lock = DirLock::Acquire(a.out_dir);
   if (!lock.ok()) return ReportError(lock.status());
-  StatusOr<CompareResult> r = CompareDumpPaths(a.target, a.baseline, *opts);
+  StatusOr<CompareResult> r = CompareDumpRows(a.target, a.baseline, *opts);
   if (!r.ok()) return ReportError(r.status());
-  for (auto& w : RunEnvWarnings(a.target, a.baseline)) r->warnings.push_back(w);
-  for (const auto& w : r->warnings) LogWarning(w);
-  PrintGaps(*r);
-  PrintFirstDivergence(*r);
-  Status s = WriteReports(*r, a, *curves);
+  Status s;
+  {
+    Reports reports(*r, a, *curves);  // the CSV and table file start now
+    FinishResult(&*r);
+    TimingMark("compare: first divergence");
+    for (auto& w : RunEnvWarnings(a.target, a.baseline))
+      r->warnings.push_back(w);
+    for (const auto& w : r->warnings) LogWarning(w);
+    PrintGaps(*r);
+    PrintFirstDivergence(*r);
+    s = reports.Finish();
+  }
   if (!s.ok()) return ReportError(s);
   std::printf("%s\n", EscapeControl(VerdictLine(*r)).c_str());
   return OverallOutcome(*r) == Outcome::kPass ? kExitPass : kExitDiverged;

@@ -191,15 +191,23 @@ namespace {
 
 // True when the two dumps call the same APIs in the same order.
 bool SameOpStreams(const std::vector<OpRow>& t, const std::vector<OpRow>& b) {
-  auto stream = [](const std::vector<OpRow>& rows) {
-    std::vector<std::string> s;
+  // The first row of each entry, in order.
+  auto firsts = [](const std::vector<OpRow>& rows) {
+    std::vector<const OpRow*> f;
     for (size_t i = 0; i < rows.size(); ++i) {
       if (i == 0 || rows[i].entry_index != rows[i - 1].entry_index)
-        s.push_back(FuzzyName(rows[i].entry));
+        f.push_back(&rows[i]);
     }
-    return s;
+    return f;
   };
-  return stream(t) == stream(b);
+  std::vector<const OpRow*> ft = firsts(t), fb = firsts(b);
+  if (ft.size() != fb.size()) return false;
+  for (size_t i = 0; i < ft.size(); ++i) {
+    const std::string& x = ft[i]->entry;
+    const std::string& y = fb[i]->entry;
+    if (x != y && FuzzyName(x) != FuzzyName(y)) return false;
+  }
+  return true;
 }
 
 // Baseline entries that no target row matched by name: gaps, each placed
@@ -300,7 +308,6 @@ CompareRow MakeRow(CompareMode mode, const MsprobeRow& r,
   CompareRow out;
   out.cells =
       BuildCells(mode, r, with_stack, pair.target_stack, first_of_entry, cells);
-  out.entry = r.npu->entry;
   out.rank = pair.rank;
   out.step = pair.step;
   out.is_output = IsOutputRow(*r.npu);
@@ -352,7 +359,9 @@ Status CompareRankPair(const DumpPair& pair, const CompareOptions& options,
   std::vector<std::pair<size_t, size_t>> blocks;
   for (size_t lo = 0; lo < trows.size();) {
     size_t hi = std::min(trows.size(), lo + block);
-    while (hi < trows.size() && trows[hi].entry == trows[hi - 1].entry) ++hi;
+    while (hi < trows.size() &&
+           trows[hi].entry_index == trows[hi - 1].entry_index)
+      ++hi;
     blocks.emplace_back(lo, hi);
     lo = hi;
   }
@@ -373,10 +382,14 @@ Status CompareRankPair(const DumpPair& pair, const CompareOptions& options,
     ApplyMsprobeRules(result->mode, &rows);
     PackedCellsBuilder cells;
     for (size_t i = lo; i < hi; ++i) {
-      bool first = i == 0 || trows[i - 1].entry != trows[i].entry;
-      result->rows[base + i] = MakeRow(result->mode, rows[i - lo],
-                                       facts.empty() ? nullptr : &facts[i - lo],
-                                       pair, with_stack, first, &cells);
+      // By entry_index: the entry names of rows made already are moved out.
+      bool first = i == 0 || trows[i - 1].entry_index != trows[i].entry_index;
+      CompareRow& out = result->rows[base + i];
+      out = MakeRow(result->mode, rows[i - lo],
+                    facts.empty() ? nullptr : &facts[i - lo], pair, with_stack,
+                    first, &cells);
+      // The target row is not read again: its entry name moves to the row.
+      out.entry = std::move(trows[i].entry);
     }
     // Tensor mode says its own progress as each tensor pair is compared.
     if (!tensor && options.progress)

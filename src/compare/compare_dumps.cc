@@ -38,6 +38,16 @@ std::optional<StackMap> ReadPairStack(const RankPair& p,
 StatusOr<CompareResult> CompareDumpPaths(const std::string& target,
                                          const std::string& baseline,
                                          const CompareOptions& options) {
+  LOCKSTEP_ASSIGN_OR_RETURN(CompareResult result,
+                            CompareDumpRows(target, baseline, options));
+  FinishResult(&result);
+  TimingMark("compare: first divergence");
+  return result;
+}
+
+StatusOr<CompareResult> CompareDumpRows(const std::string& target,
+                                        const std::string& baseline,
+                                        const CompareOptions& options) {
   LOCKSTEP_ASSIGN_OR_RETURN(DumpLayout tl, DiscoverDump(target));
   LOCKSTEP_ASSIGN_OR_RETURN(DumpLayout bl, DiscoverDump(baseline));
   LOCKSTEP_ASSIGN_OR_RETURN(LayoutPairing pairing, PairLayouts(tl, bl));
@@ -119,8 +129,6 @@ StatusOr<CompareResult> CompareDumpPaths(const std::string& target,
                ? Status::NotFound(target, "no rank pairs to compare")
                : last_error;
   }
-  FinishResult(&result);
-  TimingMark("compare: first divergence");
   return result;
 }
 

@@ -3,6 +3,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <optional>
 
@@ -39,11 +40,6 @@ int64_t TensorBytes(const PyValue& dtype, const PyValue* shape) {
   return n;
 }
 
-bool IsLeaf(const PyValue& v) {
-  const PyValue* t = v.Find("type");
-  return t != nullptr && t->kind() == PyValue::Kind::kStr;
-}
-
 // Python truthiness of a JSON value (msprobe tests `if not op_item.get(...)`).
 bool Truthy(const PyValue* v) {
   if (v == nullptr) return false;
@@ -73,10 +69,80 @@ struct Ctx {
   std::vector<OpRow>* out;
 };
 
+// The keys of a dict that flattening reads, found in one pass over its
+// fields (keys are unique: the reader keeps a repeated key's last value).
+struct Keys {
+  const PyValue* type = nullptr;  // a str "type" makes the dict a leaf
+  const PyValue* class_type = nullptr;
+  const PyValue* tensor = nullptr;
+  const PyValue* data_name = nullptr;
+  const PyValue* stats[4] = {nullptr, nullptr, nullptr, nullptr};
+  const PyValue* requires_grad = nullptr;
+  const PyValue* dtype = nullptr;
+  const PyValue* shape = nullptr;
+  const PyValue* md5 = nullptr;
+  const PyValue* value = nullptr;
+  const PyValue* group_ranks = nullptr;
+};
+
+// Whether `key` is the literal `lit` (its size known here: an inlined
+// compare, no strlen).
+template <size_t N>
+bool Is(const std::string& key, const char (&lit)[N]) {
+  return key.size() == N - 1 && std::memcmp(key.data(), lit, N - 1) == 0;
+}
+
+Keys ScanKeys(const PyValue& dict) {
+  Keys k;
+  for (const auto& [key, v] : dict.fields()) {
+    const PyValue* p = &v;
+    switch (key.size()) {
+      case 3:
+        if (Is(key, "Max")) k.stats[0] = p;
+        if (Is(key, "Min")) k.stats[1] = p;
+        if (Is(key, "md5")) k.md5 = p;
+        break;
+      case 4:
+        if (Is(key, "type")) k.type = p;
+        if (Is(key, "Mean")) k.stats[2] = p;
+        if (Is(key, "Norm")) k.stats[3] = p;
+        break;
+      case 5:
+        if (Is(key, "dtype")) k.dtype = p;
+        if (Is(key, "shape")) k.shape = p;
+        if (Is(key, "value")) k.value = p;
+        break;
+      case 6:
+        if (Is(key, "tensor")) k.tensor = p;
+        break;
+      case 9:
+        if (Is(key, "data_name")) k.data_name = p;
+        break;
+      case 10:
+        if (Is(key, "class_type")) k.class_type = p;
+        break;
+      case 11:
+        if (Is(key, "group_ranks")) k.group_ranks = p;
+        break;
+      case 13:
+        if (Is(key, "requires_grad")) k.requires_grad = p;
+        break;
+      default:
+        break;
+    }
+  }
+  return k;
+}
+
+bool IsLeaf(const Keys& k) {
+  return k.type != nullptr && k.type->kind() == PyValue::Kind::kStr;
+}
+
 // A new row at the end of c.out, filled in place (rows are large to move).
 OpRow& NewRow(const Ctx& c, const std::string& name) {
   OpRow& r = c.out->emplace_back();
-  r.name = name;
+  r.name = name;  // a copy: sized to the name (a moved name keeps the
+                  // room its concatenation grew, up to twice the memory)
   r.entry = *c.entry;
   r.entry_index = c.entry_index;
   r.state = c.state;
@@ -88,12 +154,13 @@ void SetAllStats(OpRow* r, const PyValue& v) {
 }
 
 // The special cases of msprobe's gen_op_item for leaves without a dtype.
-void FillValueLeaf(const PyValue& leaf, const std::string& name, OpRow* r) {
-  const std::string& type = leaf.Find("type")->as_str();
+void FillValueLeaf(const Keys& k, std::string_view name, OpRow* r) {
+  static const std::string* const kNoType = new std::string();
+  // A P2POp's "tensor" may lack a "type": no special case then.
+  const std::string& type = k.type ? k.type->as_str() : *kNoType;
   const PyValue none;
-  const PyValue* value = leaf.Find("value");
-  if (value == nullptr) value = &none;
-  std::string last = name.substr(name.rfind('.') + 1);
+  const PyValue* value = k.value != nullptr ? k.value : &none;
+  std::string_view last = name.substr(name.rfind('.') + 1);
   if (type == "torch.Size") {
     r->dtype = type;
     r->shape = value->PyStr();
@@ -115,8 +182,7 @@ void FillValueLeaf(const PyValue& leaf, const std::string& name, OpRow* r) {
     SetAllStats(r, PyValue::Str(value->PyStr()));
     r->md5 = value->PyStr();
   } else if (type == "torch.ProcessGroup") {
-    const PyValue* ranks = leaf.Find("group_ranks");
-    std::string s = ranks ? ranks->PyStr() : "None";
+    std::string s = k.group_ranks ? k.group_ranks->PyStr() : "None";
     r->dtype = type;
     r->shape = "[]";
     SetAllStats(r, PyValue::Str(s));
@@ -128,42 +194,37 @@ void FillValueLeaf(const PyValue& leaf, const std::string& name, OpRow* r) {
   }
 }
 
-void AddLeaf(const Ctx& c, const PyValue& leaf, const std::string& name) {
-  const PyValue* data_name = leaf.Find("data_name");
-  std::string dn = Truthy(data_name) && data_name->kind() == PyValue::Kind::kStr
-                       ? data_name->as_str()
-                       : "-1";
-  OpRow& r = NewRow(c, dn != "-1" ? dn.substr(0, dn.rfind('.')) : name);
+void AddLeaf(const Ctx& c, const Keys& k, std::string name) {
+  const PyValue* data_name = k.data_name;
+  bool named = Truthy(data_name) && data_name->kind() == PyValue::Kind::kStr &&
+               data_name->as_str() != "-1";
+  std::string dn = named ? data_name->as_str() : "-1";
+  OpRow& r = NewRow(c, named ? dn.substr(0, dn.rfind('.')) : std::move(name));
   r.data_name = std::move(dn);
   for (int i = 0; i < 4; ++i) {
-    const PyValue* s = leaf.Find(kStatKeys[i]);
-    if (s != nullptr) r.stats[i] = *s;
+    if (k.stats[i] != nullptr) r.stats[i] = *k.stats[i];
   }
-  const PyValue* rg = leaf.Find("requires_grad");
+  const PyValue* rg = k.requires_grad;
   r.requires_grad = (rg == nullptr || rg->is_none()) ? "N/A" : rg->PyStr();
-  const PyValue* dtype = leaf.Find("dtype");
-  if (Truthy(dtype)) {
+  if (Truthy(k.dtype)) {
     r.is_tensor = true;
-    r.dtype = dtype->PyStr();
-    const PyValue* shape = leaf.Find("shape");
-    r.shape = shape ? shape->PyStr() : "None";
-    r.nbytes = TensorBytes(*dtype, shape);
+    r.dtype = k.dtype->PyStr();
+    r.shape = k.shape ? k.shape->PyStr() : "None";
+    r.nbytes = TensorBytes(*k.dtype, k.shape);
   } else {
-    FillValueLeaf(leaf, name, &r);
+    FillValueLeaf(k, r.name, &r);
   }
-  const PyValue* md5 = leaf.Find("md5");
-  if (Truthy(md5)) {
-    r.md5 = md5->PyStr();
+  if (Truthy(k.md5)) {
+    r.md5 = k.md5->PyStr();
   } else if (r.md5.empty()) {
-    const PyValue* value = leaf.Find("value");
-    r.md5 = Crc32Hex(value ? value->PyStr() : std::string());
+    r.md5 = Crc32Hex(k.value ? k.value->PyStr() : std::string());
   }
 }
 
-void Parse(const Ctx& c, const PyValue& v, const std::string& name, int depth) {
+void Parse(const Ctx& c, const PyValue& v, std::string name, int depth) {
   if (depth > kMaxDepth) return;
   if (v.is_none()) {
-    OpRow& r = NewRow(c, name);
+    OpRow& r = NewRow(c, std::move(name));
     r.is_null = true;
     r.dtype = "None";
     r.shape = "None";
@@ -177,16 +238,19 @@ void Parse(const Ctx& c, const PyValue& v, const std::string& name, int depth) {
             c.params_grad ? name : name + "." + std::to_string(i), depth + 1);
     }
   } else if (v.kind() == PyValue::Kind::kDict) {
-    if (const PyValue* ct = v.Find("class_type");
-        ct && ct->kind() == PyValue::Kind::kStr &&
-        ct->as_str() == "torch.distributed.P2POp") {
-      const PyValue* t = v.Find("tensor");
-      if (t && t->kind() == PyValue::Kind::kDict) return AddLeaf(c, *t, name);
-      return Parse(c, PyValue(), name, depth + 1);
+    Keys k = ScanKeys(v);
+    if (k.class_type && k.class_type->kind() == PyValue::Kind::kStr &&
+        k.class_type->as_str() == "torch.distributed.P2POp") {
+      const PyValue* t = k.tensor;
+      if (t && t->kind() == PyValue::Kind::kDict) {
+        Keys tk = ScanKeys(*t);
+        return AddLeaf(c, tk, std::move(name));
+      }
+      return Parse(c, PyValue(), std::move(name), depth + 1);
     }
-    if (IsLeaf(v)) return AddLeaf(c, v, name);
-    for (const auto& [k, sub] : v.fields())
-      Parse(c, sub, name + "." + k, depth + 1);
+    if (IsLeaf(k)) return AddLeaf(c, k, std::move(name));
+    for (const auto& [key, sub] : v.fields())
+      Parse(c, sub, name + "." + key, depth + 1);
   }
   // Other scalars directly under an io key are not leaves in msprobe: skipped.
 }

@@ -69,9 +69,19 @@ bool operator==(const PackedCells& a, const PackedCells& b) {
 }
 
 PackedCellsBuilder& PackedCellsBuilder::Close() {
-  // A row's text over 4 GiB cannot be offset by uint32: a bug upstream
-  // (cells are names and numbers; a stack cell is at most some KB).
-  LOCKSTEP_CHECK(chars_.size() <= std::numeric_limits<uint32_t>::max());
+  // A row's text of 2 GiB or more cannot be offset in 31 bits: a bug
+  // upstream (cells are names and numbers; a stack cell is some KB at most).
+  LOCKSTEP_CHECK(chars_.size() < PackedCells::kRepeatWide);
+  size_t begin = ends_.empty() ? 0 : ends_.back() & ~PackedCells::kRepeatWide;
+  size_t n = chars_.size() - begin;
+  if (n > 0 && !ends_.empty() && n == last_end_ - last_begin_ &&
+      std::memcmp(chars_.data() + begin, chars_.data() + last_begin_, n) == 0) {
+    chars_.resize(begin);
+    ends_.push_back(static_cast<uint32_t>(begin) | PackedCells::kRepeatWide);
+    return *this;
+  }
+  last_begin_ = begin;
+  last_end_ = chars_.size();
   ends_.push_back(static_cast<uint32_t>(chars_.size()));
   return *this;
 }
@@ -81,7 +91,7 @@ PackedCells PackedCellsBuilder::Finish() {
   size_t n = ends_.size();
   if (n > 0) {
     LOCKSTEP_CHECK(n <= PackedCells::kCountMask);
-    bool wide = chars_.size() > std::numeric_limits<uint16_t>::max();
+    bool wide = chars_.size() >= PackedCells::kRepeatNarrow;
     size_t width = wide ? sizeof(uint32_t) : sizeof(uint16_t);
     size_t head = sizeof(uint32_t) + n * width;
     out.buf_.reset(new unsigned char[head + chars_.size()]);
@@ -93,7 +103,10 @@ PackedCells PackedCellsBuilder::Finish() {
       std::memcpy(p, ends_.data(), n * sizeof(uint32_t));
     } else {
       for (size_t i = 0; i < n; ++i) {
-        uint16_t e = static_cast<uint16_t>(ends_[i]);
+        uint32_t end = ends_[i] & ~PackedCells::kRepeatWide;
+        bool repeat = (ends_[i] & PackedCells::kRepeatWide) != 0;
+        uint16_t e = static_cast<uint16_t>(
+            end | (repeat ? PackedCells::kRepeatNarrow : 0));
         std::memcpy(p + i * sizeof(e), &e, sizeof(e));
       }
     }
@@ -101,6 +114,7 @@ PackedCells PackedCellsBuilder::Finish() {
   }
   chars_.clear();
   ends_.clear();
+  last_begin_ = last_end_ = 0;
   return out;
 }
 

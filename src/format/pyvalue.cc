@@ -17,12 +17,14 @@ const std::string& EmptyString() {
 
 }  // namespace
 
+static_assert(sizeof(PyValue) == 16, "dump trees hold millions of values");
+
 PyValue::PyValue(const PyValue& o) { CopyFrom(o); }
 
 PyValue::PyValue(PyValue&& o) noexcept
-    : kind_(o.kind_), n_(o.n_), heap_(o.heap_) {
+    : kind_(o.kind_), big_(o.big_), n_(o.n_) {
   o.kind_ = Kind::kNone;
-  o.heap_ = nullptr;
+  o.big_ = false;
 }
 
 PyValue& PyValue::operator=(const PyValue& o) {
@@ -37,10 +39,10 @@ PyValue& PyValue::operator=(PyValue&& o) noexcept {
   if (this != &o) {
     Release();
     kind_ = o.kind_;
+    big_ = o.big_;
     n_ = o.n_;
-    heap_ = o.heap_;
     o.kind_ = Kind::kNone;
-    o.heap_ = nullptr;
+    o.big_ = false;
   }
   return *this;
 }
@@ -48,40 +50,45 @@ PyValue& PyValue::operator=(PyValue&& o) noexcept {
 PyValue::~PyValue() { Release(); }
 
 void PyValue::Release() {
-  if (heap_ == nullptr) return;
-  switch (kind_) {
-    case Kind::kInt:
-    case Kind::kStr:
-      delete static_cast<std::string*>(heap_);
-      break;
-    case Kind::kList:
-      delete static_cast<std::vector<PyValue>*>(heap_);
-      break;
-    case Kind::kDict:
-      delete static_cast<Fields*>(heap_);
-      break;
-    default:
-      break;
+  void* h = heap();
+  if (h != nullptr) {
+    switch (kind_) {
+      case Kind::kInt:
+      case Kind::kStr:
+        delete static_cast<std::string*>(h);
+        break;
+      case Kind::kList:
+        delete static_cast<std::vector<PyValue>*>(h);
+        break;
+      case Kind::kDict:
+        delete static_cast<Fields*>(h);
+        break;
+      default:
+        break;
+    }
   }
-  heap_ = nullptr;
+  kind_ = Kind::kNone;
+  big_ = false;
+  n_.heap = nullptr;
 }
 
 void PyValue::CopyFrom(const PyValue& o) {
   kind_ = o.kind_;
+  big_ = o.big_;
   n_ = o.n_;
-  heap_ = nullptr;
-  if (o.heap_ == nullptr) return;
+  const void* h = o.heap();
+  if (h == nullptr) return;
   switch (o.kind_) {
     case Kind::kInt:
     case Kind::kStr:
-      heap_ = new std::string(*static_cast<const std::string*>(o.heap_));
+      n_.heap = new std::string(*static_cast<const std::string*>(h));
       break;
     case Kind::kList:
-      heap_ = new std::vector<PyValue>(
-          *static_cast<const std::vector<PyValue>*>(o.heap_));
+      n_.heap = new std::vector<PyValue>(
+          *static_cast<const std::vector<PyValue>*>(h));
       break;
     case Kind::kDict:
-      heap_ = new Fields(*static_cast<const Fields*>(o.heap_));
+      n_.heap = new Fields(*static_cast<const Fields*>(h));
       break;
     default:
       break;
@@ -103,9 +110,13 @@ PyValue PyValue::Int(int64_t i) {
 PyValue PyValue::BigInt(std::string digits) {
   PyValue v;
   v.kind_ = Kind::kInt;
-  v.n_.i = !digits.empty() && digits[0] == '-' ? INT64_MIN : INT64_MAX;
-  v.heap_ = new std::string(std::move(digits));
+  v.big_ = true;
+  v.n_.heap = new std::string(std::move(digits));
   return v;
+}
+int64_t PyValue::BigIntBound() const {
+  const std::string& digits = as_str();
+  return !digits.empty() && digits[0] == '-' ? INT64_MIN : INT64_MAX;
 }
 PyValue PyValue::Float(double d) {
   PyValue v;
@@ -116,47 +127,46 @@ PyValue PyValue::Float(double d) {
 PyValue PyValue::Str(std::string s) {
   PyValue v;
   v.kind_ = Kind::kStr;
-  if (!s.empty()) v.heap_ = new std::string(std::move(s));
+  if (!s.empty()) v.n_.heap = new std::string(std::move(s));
   return v;
 }
 PyValue PyValue::List(std::vector<PyValue> items) {
   PyValue v;
   v.kind_ = Kind::kList;
-  if (!items.empty()) v.heap_ = new std::vector<PyValue>(std::move(items));
+  if (!items.empty()) v.n_.heap = new std::vector<PyValue>(std::move(items));
   return v;
 }
 PyValue PyValue::Dict(std::vector<std::pair<std::string, PyValue>> fields) {
   PyValue v;
   v.kind_ = Kind::kDict;
-  if (!fields.empty()) v.heap_ = new Fields(std::move(fields));
+  if (!fields.empty()) v.n_.heap = new Fields(std::move(fields));
   return v;
 }
 
 const std::string& PyValue::as_str() const {
-  if ((kind_ == Kind::kStr || kind_ == Kind::kInt) && heap_ != nullptr)
-    return *static_cast<const std::string*>(heap_);
+  if ((kind_ == Kind::kStr || kind_ == Kind::kInt) && heap() != nullptr)
+    return *static_cast<const std::string*>(heap());
   return EmptyString();
 }
 
 const std::vector<PyValue>& PyValue::items() const {
   static const std::vector<PyValue>* empty = new std::vector<PyValue>();
-  if (kind_ == Kind::kList && heap_ != nullptr)
-    return *static_cast<const std::vector<PyValue>*>(heap_);
+  if (kind_ == Kind::kList && heap() != nullptr)
+    return *static_cast<const std::vector<PyValue>*>(heap());
   return *empty;
 }
 
 const std::vector<std::pair<std::string, PyValue>>& PyValue::fields() const {
   static const Fields* empty = new Fields();
-  if (kind_ == Kind::kDict && heap_ != nullptr)
-    return *static_cast<const Fields*>(heap_);
+  if (kind_ == Kind::kDict && heap() != nullptr)
+    return *static_cast<const Fields*>(heap());
   return *empty;
 }
 
 double PyValue::as_double() const {
   if (kind_ == Kind::kInt) {
-    if (heap_ != nullptr)  // a big int: its digits
-      return std::strtod(static_cast<const std::string*>(heap_)->c_str(),
-                         nullptr);
+    if (big_)  // a big int: its digits
+      return std::strtod(as_str().c_str(), nullptr);
     return static_cast<double>(n_.i);
   }
   if (kind_ == Kind::kFloat) return n_.d;
@@ -175,14 +185,14 @@ const PyValue* PyValue::Find(std::string_view key) const {
 std::vector<PyValue> PyValue::TakeItems() {
   LOCKSTEP_CHECK(kind_ == Kind::kList);
   std::vector<PyValue> out;
-  if (heap_ != nullptr) out.swap(*static_cast<std::vector<PyValue>*>(heap_));
+  if (heap() != nullptr) out.swap(*static_cast<std::vector<PyValue>*>(heap()));
   return out;
 }
 
 std::vector<std::pair<std::string, PyValue>> PyValue::TakeFields() {
   LOCKSTEP_CHECK(kind_ == Kind::kDict);
   std::vector<std::pair<std::string, PyValue>> out;
-  if (heap_ != nullptr) out.swap(*static_cast<Fields*>(heap_));
+  if (heap() != nullptr) out.swap(*static_cast<Fields*>(heap()));
   return out;
 }
 
@@ -262,7 +272,7 @@ void PyValue::AppendPyStr(std::string* out) const {
       out->append(n_.b ? "True" : "False");
       return;
     case Kind::kInt:
-      if (heap_ == nullptr) {
+      if (!big_) {
         char buf[24];
         auto r = std::to_chars(buf, buf + sizeof(buf), n_.i);
         out->append(buf, static_cast<size_t>(r.ptr - buf));
@@ -317,7 +327,7 @@ bool PyValue::operator==(const PyValue& o) const {
     case Kind::kBool:
       return n_.b == o.n_.b;
     case Kind::kInt:
-      return n_.i == o.n_.i && as_str() == o.as_str();
+      return big_ == o.big_ && (big_ ? as_str() == o.as_str() : n_.i == o.n_.i);
     case Kind::kFloat:
       return n_.d == o.n_.d || (std::isnan(n_.d) && std::isnan(o.n_.d));
     case Kind::kStr:

@@ -278,6 +278,23 @@ std::string BaseName(const std::string& path) {
   return std::filesystem::path(path).filename().string();
 }
 
+HtmlReportFiles PageWithTable(const CompareResult& result,
+                              const HtmlExtras& extras,
+                              const std::string& table_name,
+                              HtmlTableFile table) {
+  HtmlReportFiles files;
+  if (table.text.empty()) {
+    files.page = RenderPage(result, extras, nullptr);
+    return files;
+  }
+  internal::TableFileRef ref;
+  ref.name = table_name;
+  ref.id = std::move(table.id);
+  files.table = std::move(table.text);
+  files.page = RenderPage(result, extras, &ref);
+  return files;
+}
+
 }  // namespace
 
 namespace internal {
@@ -288,19 +305,19 @@ std::string HtmlEscape(std::string_view s) {
 
 }  // namespace internal
 
+HtmlTableFile RenderHtmlTableFile(const CompareResult& result,
+                                  const HtmlExtras& extras) {
+  HtmlTableFile table;
+  if (CellBytes(result) >= extras.embed_limit_bytes)
+    table.text = internal::RenderTableFile(result, &table.id);
+  return table;
+}
+
 HtmlReportFiles RenderHtmlReportFiles(const CompareResult& result,
                                       const HtmlExtras& extras,
                                       const std::string& table_name) {
-  HtmlReportFiles files;
-  if (CellBytes(result) < extras.embed_limit_bytes) {
-    files.page = RenderPage(result, extras, nullptr);
-    return files;
-  }
-  internal::TableFileRef ref;
-  ref.name = table_name;
-  files.table = internal::RenderTableFile(result, &ref.id);
-  files.page = RenderPage(result, extras, &ref);
-  return files;
+  return PageWithTable(result, extras, table_name,
+                       RenderHtmlTableFile(result, extras));
 }
 
 std::string RenderHtmlReport(const CompareResult& result) {
@@ -328,9 +345,17 @@ std::string HtmlTableFilePath(const std::string& page_path) {
 StatusOr<std::vector<std::string>> WriteHtmlReport(const CompareResult& result,
                                                    const std::string& path,
                                                    const HtmlExtras& extras) {
+  return WriteHtmlReport(result, path, extras,
+                         RenderHtmlTableFile(result, extras));
+}
+
+StatusOr<std::vector<std::string>> WriteHtmlReport(const CompareResult& result,
+                                                   const std::string& path,
+                                                   const HtmlExtras& extras,
+                                                   HtmlTableFile table) {
   std::string table_path = HtmlTableFilePath(path);
   HtmlReportFiles files =
-      RenderHtmlReportFiles(result, extras, BaseName(table_path));
+      PageWithTable(result, extras, BaseName(table_path), std::move(table));
   if (files.table.empty()) {
     LOCKSTEP_RETURN_IF_ERROR(WriteFileAtomic(path, files.page));
     LOCKSTEP_RETURN_IF_ERROR(RemoveFileIfPresent(table_path));

@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+#include <string>
+#include <vector>
+
 namespace lockstep {
 namespace {
 
@@ -44,6 +48,41 @@ TEST(MatchingTest, DtypeGate) {
                           Row("A.x.0.forward", "input.1", "torch.int64"),
                           Row("A.x.0.forward", "input.2", "BFloat16")};
   EXPECT_EQ(MatchRows(t, b, {}), (std::vector<int>{0, -1, 2}));
+}
+
+// Twin row lists (the same names in the same order, the usual case) are
+// paired row by row without hashing: the pairs must be those the merge by
+// key gives. The merge runs when the baseline has one more row at its end,
+// which pairs with nothing and moves no other pair.
+TEST(MatchingTest, TwinListsPairAsTheMergeDoes) {
+  std::mt19937 rng(11);
+  const char* apis[] = {"Functional.gelu", "Torch.matmul", "Tensor.add"};
+  const char* dtypes[] = {"torch.float32", "torch.bfloat16", "torch.int64"};
+  for (int round = 0; round < 50; ++round) {
+    std::vector<OpRow> t, b;
+    int entries = 1 + static_cast<int>(rng() % 30);
+    for (int e = 0; e < entries; ++e) {
+      // Repeated and backward entries exercise the renumbering.
+      std::string entry = std::string(apis[rng() % 3]) + "." +
+                          std::to_string(rng() % 4) +
+                          (rng() % 2 ? ".forward" : ".backward");
+      for (int io = 0, n = 1 + static_cast<int>(rng() % 3); io < n; ++io) {
+        std::string name = "input." + std::to_string(io);
+        t.push_back(Row(entry, name, dtypes[rng() % 3]));
+        b.push_back(Row(entry, name, dtypes[rng() % 3]));
+      }
+    }
+    for (bool renumber : {false, true}) {
+      MatchOptions o;
+      o.renumber_params_grad = renumber;
+      std::vector<int> twins = MatchRows(t, b, o);
+      std::vector<OpRow> longer = b;
+      longer.push_back(Row("Only.baseline.0.forward", "input.0"));
+      ASSERT_EQ(twins, MatchRows(t, longer, o)) << round;
+      for (size_t i = 0; i < t.size(); ++i)
+        EXPECT_TRUE(twins[i] == -1 || twins[i] == static_cast<int>(i));
+    }
+  }
 }
 
 TEST(MatchingTest, FuzzyDropsCallIndices) {

@@ -23,6 +23,14 @@ StatusOr<CompareResult> CompareDumpPaths(const std::string& target,
                                          const std::string& baseline,
                                          const CompareOptions& options);
 
+// CompareDumpPaths without its last step: the rows, columns, warnings and
+// gaps are made, the summary and first divergence are not; FinishResult
+// (comparator.h) makes them. Writers that read only the rows and columns
+// (the CSV, the HTML table file) may start on other threads meanwhile.
+StatusOr<CompareResult> CompareDumpRows(const std::string& target,
+                                        const std::string& baseline,
+                                        const CompareOptions& options);
+
 }  // namespace lockstep
 
 #endif  // LOCKSTEP_COMPARE_COMPARE_DUMPS_H_

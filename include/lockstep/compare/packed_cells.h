@@ -2,7 +2,9 @@
 // a count, each cell's end offset (16-bit for a row's usual few hundred
 // characters) and the characters, instead of a vector
 // of strings (about 30 cells a row; a row's cells were most of a statistics
-// compare's memory). Cells are read as string_views.
+// compare's memory). A cell equal to the one before it (the Bench Name,
+// Dtype and Shape of a matched row) is kept as a mark, not as its text.
+// Cells are read as string_views.
 //
 //   PackedCells c = {"Functional.linear.0.forward.input.0", "N/A", "0.5"};
 //   c[0]   // "Functional.linear.0.forward.input.0"
@@ -46,6 +48,7 @@ class PackedCells {
   bool empty() const { return size() == 0; }
   // REQUIRES: i < size().
   const std::string_view operator[](size_t i) const {  // const: no "c[i] = x"
+    while (i > 0 && Repeats(i)) --i;  // the text of the cell it repeats
     size_t begin = i == 0 ? 0 : End(i - 1);
     return std::string_view(Chars() + begin, End(i) - begin);
   }
@@ -83,18 +86,22 @@ class PackedCells {
 
  private:
   friend class PackedCellsBuilder;
-  // buf_: a 32-bit word holding the count n (and kWide), then the end
-  // offset of each cell, 16-bit (32-bit when kWide: a row of 64 KiB of
-  // text or more), then the characters. Read with memcpy (no aliasing).
+  // buf_: a 32-bit word holding the count n (and kWide), then an entry for
+  // each cell, 16-bit (32-bit when kWide: a row of 32 KiB of text or more),
+  // then the characters. An entry is the cell's end offset, its top bit
+  // (kRepeat) set when the cell repeats the one before it and adds no
+  // characters. Read with memcpy (no aliasing).
   static constexpr uint32_t kWide = 0x80000000u;
   static constexpr uint32_t kCountMask = 0x7fffffffu;
+  static constexpr uint32_t kRepeatNarrow = 0x8000u;
+  static constexpr uint32_t kRepeatWide = 0x80000000u;
   uint32_t Word0() const {
     uint32_t w;
     std::memcpy(&w, buf_.get(), sizeof(w));
     return w;
   }
   bool Wide() const { return (Word0() & kWide) != 0; }
-  size_t End(size_t i) const {
+  uint32_t Entry(size_t i) const {
     const unsigned char* p = buf_.get() + sizeof(uint32_t);
     if (Wide()) {
       uint32_t e;
@@ -104,6 +111,12 @@ class PackedCells {
     uint16_t e;
     std::memcpy(&e, p + i * sizeof(uint16_t), sizeof(e));
     return e;
+  }
+  bool Repeats(size_t i) const {
+    return (Entry(i) & (Wide() ? kRepeatWide : kRepeatNarrow)) != 0;
+  }
+  size_t End(size_t i) const {
+    return Entry(i) & (Wide() ? ~kRepeatWide : ~kRepeatNarrow);
   }
   const char* Chars() const {
     size_t width = Wide() ? sizeof(uint32_t) : sizeof(uint16_t);
@@ -140,7 +153,8 @@ class PackedCellsBuilder {
 
  private:
   std::string chars_;
-  std::vector<uint32_t> ends_;
+  std::vector<uint32_t> ends_;  // PackedCells' entries, kRepeatWide marks
+  size_t last_begin_ = 0, last_end_ = 0;  // the last cell's text
 };
 
 }  // namespace lockstep

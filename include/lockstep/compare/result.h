@@ -23,11 +23,11 @@ const char* CompareModeName(CompareMode mode);  // "tensor", "statistics", "md5"
 
 // lockstep's own verdict on a row (see docs/compare.md for how it differs
 // from msprobe's Result column).
-enum class Verdict { kPass, kWarning, kError, kUnmatched };
+enum class Verdict : uint8_t { kPass, kWarning, kError, kUnmatched };
 const char* VerdictName(Verdict v);  // "pass", "warning", "error", "unmatched"
 
 // Why an entry diverged.
-enum class DivergenceReason {
+enum class DivergenceReason : uint8_t {
   kNone,
   kPrecision,
   kOverflow,
@@ -48,6 +48,8 @@ struct CompareRow {
   int rank = 0;
   int step = -1;
   bool is_output = false;  // an "output" row (msprobe: NPU Name has ".output.")
+  bool is_input = false;   // an input or parameters row (not output, grad)
+  bool is_tensor = false;  // a tensor on the target side
   // lockstep's verdict and every reason behind it (never dropped).
   Verdict verdict = Verdict::kPass;
   DivergenceReason reason = DivergenceReason::kNone;
@@ -70,8 +72,6 @@ struct CompareRow {
   // rounding noise).
   double error = std::numeric_limits<double>::quiet_NaN();
   double floor = 0;
-  bool is_input = false;   // an input or parameters row (not output, grad)
-  bool is_tensor = false;  // a tensor on the target side
   // max, min, mean, norm of each side (NaN when absent; a number's value in
   // [0]): fingerprints that find the earlier output an input was.
   std::array<double, 4> target_stats = {kNoStat, kNoStat, kNoStat, kNoStat};

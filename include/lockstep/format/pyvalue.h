@@ -38,7 +38,10 @@ class PyValue {
     return kind_ == Kind::kInt || kind_ == Kind::kFloat;
   }
   bool as_bool() const { return kind_ == Kind::kBool && n_.b; }
-  int64_t as_int() const { return kind_ == Kind::kInt ? n_.i : 0; }
+  // An int's value; a big int's is INT64_MIN or INT64_MAX by its sign.
+  int64_t as_int() const {
+    return kind_ != Kind::kInt ? 0 : big_ ? BigIntBound() : n_.i;
+  }
   // Int or float as double; NaN for other kinds.
   double as_double() const;
   // A str's text, or a big int's digits; "" for other kinds.
@@ -76,16 +79,24 @@ class PyValue {
   void Release();
   void CopyFrom(const PyValue& o);
 
-  // 24 bytes a value (dump.json trees hold millions): the kind, the number,
-  // and one pointer to what lives on the heap (a str's or big int's text, a
-  // list's items, a dict's fields), owned.
+  // The heap part when there is one: a str's or big int's text, a list's
+  // items, a dict's fields (nullptr for an empty str, list or dict).
+  void* heap() const {
+    return (kind_ >= Kind::kStr || big_) ? n_.heap : nullptr;
+  }
+  int64_t BigIntBound() const;
+
+  // 16 bytes a value (dump.json trees hold millions): the kind, and one word
+  // that is either the number or a pointer to what lives on the heap (a
+  // str's or big int's text, a list's items, a dict's fields), owned.
   Kind kind_ = Kind::kNone;
-  union Number {
+  bool big_ = false;  // a kInt beyond int64: its digits are on the heap
+  union Word {
     bool b;
-    int64_t i;  // an int (INT64_MIN/MAX for a big int, whose digits are text)
+    int64_t i;
     double d;
+    void* heap;  // std::string*, std::vector<PyValue>*, Fields*
   } n_{};
-  void* heap_ = nullptr;  // std::string*, std::vector<PyValue>*, Fields*
 };
 
 // Python repr() of a str: single quotes unless the string contains a single

@@ -79,6 +79,18 @@ HtmlReportFiles RenderHtmlReportFiles(const CompareResult& result,
                                       const HtmlExtras& extras,
                                       const std::string& table_name);
 
+// A large report's table file, rendered ahead of its page. It reads only the
+// rows (cells, verdicts, messages, rank, step) and the columns, never the
+// summary or first divergence, so it may be rendered on another thread while
+// FinishResult (compare/comparator.h) makes those.
+struct HtmlTableFile {
+  std::string text;  // empty when the page embeds its table
+  std::string id;    // the page checks that its table file has this id
+};
+// The size rule is extras.embed_limit_bytes, as for RenderHtmlReportFiles.
+HtmlTableFile RenderHtmlTableFile(const CompareResult& result,
+                                  const HtmlExtras& extras);
+
 // Returns the whole HTML document with the table embedded, whatever its
 // size (RenderHtmlReportFiles with no limit).
 std::string RenderHtmlReport(const CompareResult& result);
@@ -101,6 +113,12 @@ std::string HtmlTableFilePath(const std::string& page_path);
 StatusOr<std::vector<std::string>> WriteHtmlReport(
     const CompareResult& result, const std::string& path,
     const HtmlExtras& extras = {});
+// As above, with the table file rendered ahead by RenderHtmlTableFile(result,
+// extras) (the same rows: the result may have been finished since).
+StatusOr<std::vector<std::string>> WriteHtmlReport(const CompareResult& result,
+                                                   const std::string& path,
+                                                   const HtmlExtras& extras,
+                                                   HtmlTableFile table);
 
 }  // namespace lockstep
 
