@@ -87,7 +87,7 @@ std::string ArgumentName(const CompareRow& r) {
 }
 
 // The API of an entry: "Tensor.addcdiv_.7.forward" -> "addcdiv_".
-std::string ApiOf(const std::string& entry) {
+std::string_view ApiOf(std::string_view entry) {
   size_t a = entry.find('.');
   if (a == std::string::npos) return entry;
   size_t b = entry.find('.', a + 1);
@@ -100,7 +100,7 @@ std::string ApiOf(const std::string& entry) {
 // (Adam's m / (sqrt(v) + eps) turns noise in a near-zero gradient into a
 // whole step). They are named only when their inputs are equal.
 bool UnboundedAmplifier(const std::string& entry) {
-  static const auto* ops = new std::set<std::string>{
+  static const auto* ops = new std::set<std::string, std::less<>>{
       "div",          "div_",         "true_divide",   "true_divide_",
       "__truediv__",  "__rtruediv__", "__div__",       "__rdiv__",
       "__itruediv__", "addcdiv",      "addcdiv_",      "reciprocal",
@@ -149,7 +149,9 @@ class RankWalker {
   RankWalker(const std::vector<CompareRow>& rows,
              const std::vector<size_t>& order,
              const AlignmentGap* first_missing)
-      : rows_(rows), order_(order), first_missing_(first_missing) {}
+      : rows_(rows), order_(order), first_missing_(first_missing) {
+    outputs_.reserve(order.size());
+  }
 
   std::optional<FirstDivergence> Walk() {
     int step = INT32_MIN;
@@ -260,7 +262,7 @@ class RankWalker {
         worst = p;
       }
     }
-    bool explained = UnboundedAmplifier(head.entry) && in_err > 0;
+    bool explained = in_err > 0 && UnboundedAmplifier(head.entry);
     if (worst && !explained && out_err > floor &&
         out_err > kAmplification * in_err + floor) {
       const CompareRow& r = Row(*worst);
@@ -350,7 +352,8 @@ class RankWalker {
   double seen_err_ = 0;
   bool first_step_ = true;
   std::unordered_multimap<uint64_t, size_t> outputs_;
-  std::unordered_map<std::string, double> forward_err_;
+  // Keyed by views of the rows' entry names (the rows outlive the walk).
+  std::unordered_map<std::string_view, double> forward_err_;
 };
 
 std::string JoinMessages(const CompareRow& r) {
