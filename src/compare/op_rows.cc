@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "lockstep/format/dump_reader.h"
+#include "lockstep/format/json_reader.h"
 #include "lockstep/numerics/dtype.h"
 
 namespace lockstep {
@@ -27,42 +28,106 @@ std::string Crc32Hex(const std::string& s) {
   return out;
 }
 
-int64_t TensorBytes(const PyValue& dtype, const PyValue* shape) {
-  std::optional<DType> t = ParseDTypeName(
-      dtype.kind() == PyValue::Kind::kStr ? dtype.as_str() : dtype.PyStr());
-  if (!t || shape == nullptr || shape->kind() != PyValue::Kind::kList) return 0;
+// A dump value as flattening reads it: the reader's PyValue tree, or the
+// fast reader's JsonNode (format/json_reader.h). Flattening is written once,
+// over either.
+class PyView {
+ public:
+  explicit PyView(const PyValue* v) : v_(v) {}
+  PyValue::Kind kind() const { return v_->kind(); }
+  std::string_view str() const { return v_->as_str(); }
+  size_t size() const {
+    return kind() == PyValue::Kind::kDict ? v_->fields().size()
+                                          : v_->items().size();
+  }
+  PyView item(size_t k) const {
+    return PyView(kind() == PyValue::Kind::kDict ? &v_->fields()[k].second
+                                                 : &v_->items()[k]);
+  }
+  std::string_view key(size_t k) const { return v_->fields()[k].first; }
+  bool boolean() const { return v_->as_bool(); }
+  int64_t integer() const { return v_->as_int(); }
+  double number() const { return v_->as_double(); }
+  PyValue Value() const { return *v_; }
+  std::string PyStr() const { return v_->PyStr(); }
+
+ private:
+  const PyValue* v_;
+};
+
+class NodeView {
+ public:
+  explicit NodeView(JsonNode n) : n_(n) {}
+  PyValue::Kind kind() const { return n_.kind(); }
+  std::string_view str() const { return n_.as_str(); }
+  size_t size() const { return n_.size(); }
+  NodeView item(size_t k) const { return NodeView(n_.item(k)); }
+  std::string_view key(size_t k) const { return n_.key(k); }
+  bool boolean() const { return n_.as_bool(); }
+  int64_t integer() const { return n_.as_int(); }
+  double number() const { return n_.as_double(); }
+  PyValue Value() const { return n_.ToPyValue(); }
+  // Python str(): strings and shapes (lists of small ints) directly, other
+  // values through a PyValue.
+  std::string PyStr() const {
+    if (kind() == PyValue::Kind::kStr) return std::string(str());
+    if (kind() == PyValue::Kind::kList) {
+      std::string out = "[";
+      for (size_t k = 0; k < size(); ++k) {
+        NodeView d = item(k);
+        if (d.kind() != PyValue::Kind::kInt || !d.str().empty())
+          return Value().PyStr();  // not all plain ints
+        if (k > 0) out += ", ";
+        out += std::to_string(d.integer());
+      }
+      return out + "]";
+    }
+    return Value().PyStr();
+  }
+
+ private:
+  JsonNode n_;
+};
+
+template <typename V>
+int64_t TensorBytes(const V& dtype, const std::optional<V>& shape) {
+  std::optional<DType> t = ParseDTypeName(dtype.kind() == PyValue::Kind::kStr
+                                              ? std::string(dtype.str())
+                                              : dtype.PyStr());
+  if (!t || !shape || shape->kind() != PyValue::Kind::kList) return 0;
   int64_t n = static_cast<int64_t>(DTypeSize(*t));
-  for (const PyValue& d : shape->items()) {
-    if (d.kind() != PyValue::Kind::kInt || d.as_int() < 0) return 0;
-    if (d.as_int() != 0 && n > INT64_MAX / d.as_int()) return 0;
-    n *= d.as_int();
+  for (size_t k = 0; k < shape->size(); ++k) {
+    V d = shape->item(k);
+    if (d.kind() != PyValue::Kind::kInt || d.integer() < 0) return 0;
+    if (d.integer() != 0 && n > INT64_MAX / d.integer()) return 0;
+    n *= d.integer();
   }
   return n;
 }
 
 // Python truthiness of a JSON value (msprobe tests `if not op_item.get(...)`).
-bool Truthy(const PyValue* v) {
-  if (v == nullptr) return false;
+template <typename V>
+bool Truthy(const std::optional<V>& v) {
+  if (!v) return false;
   switch (v->kind()) {
     case PyValue::Kind::kNone:
       return false;
     case PyValue::Kind::kBool:
-      return v->as_bool();
+      return v->boolean();
     case PyValue::Kind::kInt:
     case PyValue::Kind::kFloat:
-      return v->as_double() != 0;
+      return v->number() != 0;
     case PyValue::Kind::kStr:
-      return !v->as_str().empty();
+      return !v->str().empty();
     case PyValue::Kind::kList:
-      return !v->items().empty();
     case PyValue::Kind::kDict:
-      return !v->fields().empty();
+      return v->size() > 0;
   }
   return false;
 }
 
 struct Ctx {
-  const std::string* entry;
+  std::string_view entry;
   size_t entry_index;
   RowState state;
   bool params_grad;  // list indices are not appended under parameters_grad
@@ -71,61 +136,57 @@ struct Ctx {
 
 // The keys of a dict that flattening reads, found in one pass over its
 // fields (keys are unique: the reader keeps a repeated key's last value).
+template <typename V>
 struct Keys {
-  const PyValue* type = nullptr;  // a str "type" makes the dict a leaf
-  const PyValue* class_type = nullptr;
-  const PyValue* tensor = nullptr;
-  const PyValue* data_name = nullptr;
-  const PyValue* stats[4] = {nullptr, nullptr, nullptr, nullptr};
-  const PyValue* requires_grad = nullptr;
-  const PyValue* dtype = nullptr;
-  const PyValue* shape = nullptr;
-  const PyValue* md5 = nullptr;
-  const PyValue* value = nullptr;
-  const PyValue* group_ranks = nullptr;
+  std::optional<V> type;  // a str "type" makes the dict a leaf
+  std::optional<V> class_type, tensor, data_name;
+  std::optional<V> stats[4];
+  std::optional<V> requires_grad, dtype, shape, md5, value, group_ranks;
 };
 
 // Whether `key` is the literal `lit` (its size known here: an inlined
 // compare, no strlen).
 template <size_t N>
-bool Is(const std::string& key, const char (&lit)[N]) {
+bool Is(std::string_view key, const char (&lit)[N]) {
   return key.size() == N - 1 && std::memcmp(key.data(), lit, N - 1) == 0;
 }
 
-Keys ScanKeys(const PyValue& dict) {
-  Keys k;
-  for (const auto& [key, v] : dict.fields()) {
-    const PyValue* p = &v;
+template <typename V>
+Keys<V> ScanKeys(const V& dict) {
+  Keys<V> k;
+  for (size_t i = 0, n = dict.size(); i < n; ++i) {
+    std::string_view key = dict.key(i);
+    auto set = [&](std::optional<V>* slot) { slot->emplace(dict.item(i)); };
     switch (key.size()) {
       case 3:
-        if (Is(key, "Max")) k.stats[0] = p;
-        if (Is(key, "Min")) k.stats[1] = p;
-        if (Is(key, "md5")) k.md5 = p;
+        if (Is(key, "Max")) set(&k.stats[0]);
+        if (Is(key, "Min")) set(&k.stats[1]);
+        if (Is(key, "md5")) set(&k.md5);
         break;
       case 4:
-        if (Is(key, "type")) k.type = p;
-        if (Is(key, "Mean")) k.stats[2] = p;
-        if (Is(key, "Norm")) k.stats[3] = p;
+        if (Is(key, "type")) set(&k.type);
+        if (Is(key, "Mean")) set(&k.stats[2]);
+        if (Is(key, "Norm")) set(&k.stats[3]);
         break;
       case 5:
-        if (Is(key, "dtype")) k.dtype = p;
-        if (Is(key, "shape")) k.shape = p;
-        if (Is(key, "value")) k.value = p;
+        if (Is(key, "dtype")) set(&k.dtype);
+        if (Is(key, "shape")) set(&k.shape);
+        if (Is(key, "value")) set(&k.value);
         break;
       case 6:
-        if (Is(key, "tensor")) k.tensor = p;
+        if (Is(key, "tensor")) set(&k.tensor);
         break;
       case 9:
-        if (Is(key, "data_name")) k.data_name = p;
+        if (Is(key, "data_name")) set(&k.data_name);
         break;
       case 10:
-        if (Is(key, "class_type")) k.class_type = p;
+        if (Is(key, "class_type")) set(&k.class_type);
         break;
       case 11:
-        if (Is(key, "group_ranks")) k.group_ranks = p;
+        if (Is(key, "group_ranks")) set(&k.group_ranks);
         break;
       case 13:
-        if (Is(key, "requires_grad")) k.requires_grad = p;
+        if (Is(key, "requires_grad")) set(&k.requires_grad);
         break;
       default:
         break;
@@ -134,8 +195,9 @@ Keys ScanKeys(const PyValue& dict) {
   return k;
 }
 
-bool IsLeaf(const Keys& k) {
-  return k.type != nullptr && k.type->kind() == PyValue::Kind::kStr;
+template <typename V>
+bool IsLeaf(const Keys<V>& k) {
+  return k.type && k.type->kind() == PyValue::Kind::kStr;
 }
 
 // A new row at the end of c.out, filled in place (rows are large to move).
@@ -143,7 +205,7 @@ OpRow& NewRow(const Ctx& c, const std::string& name) {
   OpRow& r = c.out->emplace_back();
   r.name = name;  // a copy: sized to the name (a moved name keeps the
                   // room its concatenation grew, up to twice the memory)
-  r.entry = *c.entry;
+  r.entry = c.entry;
   r.entry_index = c.entry_index;
   r.state = c.state;
   return r;
@@ -154,33 +216,31 @@ void SetAllStats(OpRow* r, const PyValue& v) {
 }
 
 // The special cases of msprobe's gen_op_item for leaves without a dtype.
-void FillValueLeaf(const Keys& k, std::string_view name, OpRow* r) {
-  static const std::string* const kNoType = new std::string();
+template <typename V>
+void FillValueLeaf(const Keys<V>& k, std::string_view name, OpRow* r) {
   // A P2POp's "tensor" may lack a "type": no special case then.
-  const std::string& type = k.type ? k.type->as_str() : *kNoType;
-  const PyValue none;
-  const PyValue* value = k.value != nullptr ? k.value : &none;
+  std::string_view type = k.type ? k.type->str() : std::string_view();
+  const PyValue value = k.value ? k.value->Value() : PyValue();
   std::string_view last = name.substr(name.rfind('.') + 1);
   if (type == "torch.Size") {
     r->dtype = type;
-    r->shape = value->PyStr();
+    r->shape = value.PyStr();
   } else if (type == "slice") {
     r->dtype = type;
-    size_t n =
-        value->kind() == PyValue::Kind::kList ? value->items().size() : 0;
-    r->shape = value->kind() == PyValue::Kind::kList
+    size_t n = value.kind() == PyValue::Kind::kList ? value.items().size() : 0;
+    r->shape = value.kind() == PyValue::Kind::kList
                    ? "(" + std::to_string(n) + ",)"
                    : "()";
   } else if (type == "ellipsis") {
     r->dtype = type;
     r->shape = "[]";
-    SetAllStats(r, *value);
+    SetAllStats(r, value);
   } else if (last == "src" || last == "dst" || last == "group_src" ||
              last == "group_dst") {
     r->dtype = type;
     r->shape = "[]";
-    SetAllStats(r, PyValue::Str(value->PyStr()));
-    r->md5 = value->PyStr();
+    SetAllStats(r, PyValue::Str(value.PyStr()));
+    r->md5 = value.PyStr();
   } else if (type == "torch.ProcessGroup") {
     std::string s = k.group_ranks ? k.group_ranks->PyStr() : "None";
     r->dtype = type;
@@ -188,24 +248,26 @@ void FillValueLeaf(const Keys& k, std::string_view name, OpRow* r) {
     SetAllStats(r, PyValue::Str(s));
     r->md5 = s;
   } else {
-    r->dtype = PyTypeName(*value);
+    r->dtype = PyTypeName(value);
     r->shape = "[]";
-    SetAllStats(r, *value);
+    SetAllStats(r, value);
   }
 }
 
-void AddLeaf(const Ctx& c, const Keys& k, std::string name) {
-  const PyValue* data_name = k.data_name;
+template <typename V>
+void AddLeaf(const Ctx& c, const Keys<V>& k, const std::string& name) {
+  const std::optional<V>& data_name = k.data_name;
   bool named = Truthy(data_name) && data_name->kind() == PyValue::Kind::kStr &&
-               data_name->as_str() != "-1";
-  std::string dn = named ? data_name->as_str() : "-1";
-  OpRow& r = NewRow(c, named ? dn.substr(0, dn.rfind('.')) : std::move(name));
+               data_name->str() != "-1";
+  std::string dn = named ? std::string(data_name->str()) : "-1";
+  OpRow& r = named ? NewRow(c, dn.substr(0, dn.rfind('.'))) : NewRow(c, name);
   r.data_name = std::move(dn);
   for (int i = 0; i < 4; ++i) {
-    if (k.stats[i] != nullptr) r.stats[i] = *k.stats[i];
+    if (k.stats[i]) r.stats[i] = k.stats[i]->Value();
   }
-  const PyValue* rg = k.requires_grad;
-  r.requires_grad = (rg == nullptr || rg->is_none()) ? "N/A" : rg->PyStr();
+  const std::optional<V>& rg = k.requires_grad;
+  r.requires_grad =
+      (!rg || rg->kind() == PyValue::Kind::kNone) ? "N/A" : rg->PyStr();
   if (Truthy(k.dtype)) {
     r.is_tensor = true;
     r.dtype = k.dtype->PyStr();
@@ -217,14 +279,18 @@ void AddLeaf(const Ctx& c, const Keys& k, std::string name) {
   if (Truthy(k.md5)) {
     r.md5 = k.md5->PyStr();
   } else if (r.md5.empty()) {
-    r.md5 = Crc32Hex(k.value ? k.value->PyStr() : std::string());
+    // A tensor has no value: the CRC of "" is 0.
+    r.md5 = k.value ? Crc32Hex(k.value->PyStr()) : "00000000";
   }
 }
 
-void Parse(const Ctx& c, const PyValue& v, std::string name, int depth) {
+// Flattens `v` named `*name`; `*name` is a scratch buffer that nested
+// values extend and give back as they were (no string per level).
+template <typename V>
+void Parse(const Ctx& c, const V* v, std::string* name, int depth) {
   if (depth > kMaxDepth) return;
-  if (v.is_none()) {
-    OpRow& r = NewRow(c, std::move(name));
+  if (v == nullptr || v->kind() == PyValue::Kind::kNone) {
+    OpRow& r = NewRow(c, *name);
     r.is_null = true;
     r.dtype = "None";
     r.shape = "None";
@@ -232,32 +298,91 @@ void Parse(const Ctx& c, const PyValue& v, std::string name, int depth) {
     r.data_name = "-1";
     return;
   }
-  if (v.kind() == PyValue::Kind::kList) {
-    for (size_t i = 0; i < v.items().size(); ++i) {
-      Parse(c, v.items()[i],
-            c.params_grad ? name : name + "." + std::to_string(i), depth + 1);
+  const size_t size = name->size();
+  if (v->kind() == PyValue::Kind::kList) {
+    for (size_t i = 0; i < v->size(); ++i) {
+      if (!c.params_grad) name->append(".").append(std::to_string(i));
+      V item = v->item(i);
+      Parse(c, &item, name, depth + 1);
+      name->resize(size);
     }
-  } else if (v.kind() == PyValue::Kind::kDict) {
-    Keys k = ScanKeys(v);
+  } else if (v->kind() == PyValue::Kind::kDict) {
+    Keys<V> k = ScanKeys(*v);
     if (k.class_type && k.class_type->kind() == PyValue::Kind::kStr &&
-        k.class_type->as_str() == "torch.distributed.P2POp") {
-      const PyValue* t = k.tensor;
-      if (t && t->kind() == PyValue::Kind::kDict) {
-        Keys tk = ScanKeys(*t);
-        return AddLeaf(c, tk, std::move(name));
-      }
-      return Parse(c, PyValue(), std::move(name), depth + 1);
+        k.class_type->str() == "torch.distributed.P2POp") {
+      if (k.tensor && k.tensor->kind() == PyValue::Kind::kDict)
+        return AddLeaf(c, ScanKeys(*k.tensor), *name);
+      return Parse<V>(c, nullptr, name, depth + 1);  // as None
     }
-    if (IsLeaf(k)) return AddLeaf(c, k, std::move(name));
-    for (const auto& [key, sub] : v.fields())
-      Parse(c, sub, name + "." + key, depth + 1);
+    if (IsLeaf(k)) return AddLeaf(c, k, *name);
+    for (size_t i = 0; i < v->size(); ++i) {
+      name->append(".").append(v->key(i));
+      V sub = v->item(i);
+      Parse(c, &sub, name, depth + 1);
+      name->resize(size);
+    }
   }
   // Other scalars directly under an io key are not leaves in msprobe: skipped.
 }
 
-bool IsParamsGradEntry(const std::string& name) {
-  size_t p = name.find(".parameters_grad");
-  return p != std::string::npos;
+bool IsParamsGradEntry(std::string_view name) {
+  return name.find(".parameters_grad") != std::string_view::npos;
+}
+
+template <typename V>
+void Flatten(std::string_view entry, const V& v, size_t entry_index,
+             std::vector<OpRow>* out) {
+  if (v.kind() != PyValue::Kind::kDict) return;
+  if (IsParamsGradEntry(entry)) {
+    Ctx c{entry, entry_index, RowState::kParametersGrad, true, out};
+    for (size_t i = 0; i < v.size(); ++i) {
+      std::string name = std::string(entry) + "." + std::string(v.key(i));
+      V sub = v.item(i);
+      Parse(c, &sub, &name, 1);
+    }
+    return;
+  }
+  // Inputs first, then parameters, then outputs (msprobe's reorder_index).
+  struct Io {
+    const char* key;
+    const char* suffix;
+    RowState state;
+  };
+  static const Io kOrder[] = {
+      {"input_args", ".input", RowState::kInput},
+      {"input_kwargs", ".input", RowState::kInput},
+      {"input", ".input", RowState::kInput},
+      {"parameters", ".parameters", RowState::kParameters},
+      {"output", ".output", RowState::kOutput},
+  };
+  for (const Io& io : kOrder) {
+    for (size_t i = 0; i < v.size(); ++i) {
+      if (v.key(i) != io.key) continue;
+      Ctx c{entry, entry_index, io.state, false, out};
+      std::string name = std::string(entry) + io.suffix;
+      V sub = v.item(i);
+      Parse(c, &sub, &name, 1);
+      break;
+    }
+  }
+}
+
+// Whether the value holds an "md5" key at any depth (iterative: a hostile
+// dump may nest deeply).
+template <typename V>
+bool HasMd5Key(const V& v) {
+  std::vector<V> todo = {v};
+  while (!todo.empty()) {
+    V x = todo.back();
+    todo.pop_back();
+    bool dict = x.kind() == PyValue::Kind::kDict;
+    if (!dict && x.kind() != PyValue::Kind::kList) continue;
+    for (size_t i = 0; i < x.size(); ++i) {
+      if (dict && x.key(i) == "md5") return true;
+      todo.push_back(x.item(i));
+    }
+  }
+  return false;
 }
 
 }  // namespace
@@ -282,33 +407,7 @@ std::string PyTypeName(const PyValue& v) {
 
 void FlattenEntry(const DumpEntry& entry, size_t entry_index,
                   std::vector<OpRow>* out) {
-  const PyValue& v = entry.value;
-  if (v.kind() != PyValue::Kind::kDict) return;
-  if (IsParamsGradEntry(entry.name)) {
-    Ctx c{&entry.name, entry_index, RowState::kParametersGrad, true, out};
-    for (const auto& [k, sub] : v.fields())
-      Parse(c, sub, entry.name + "." + k, 1);
-    return;
-  }
-  // Inputs first, then parameters, then outputs (msprobe's reorder_index).
-  struct Io {
-    const char* key;
-    const char* suffix;
-    RowState state;
-  };
-  static const Io kOrder[] = {
-      {"input_args", ".input", RowState::kInput},
-      {"input_kwargs", ".input", RowState::kInput},
-      {"input", ".input", RowState::kInput},
-      {"parameters", ".parameters", RowState::kParameters},
-      {"output", ".output", RowState::kOutput},
-  };
-  for (const Io& io : kOrder) {
-    const PyValue* sub = v.Find(io.key);
-    if (sub == nullptr) continue;
-    Ctx c{&entry.name, entry_index, io.state, false, out};
-    Parse(c, *sub, entry.name + io.suffix, 1);
-  }
+  Flatten(entry.name, PyView(&entry.value), entry_index, out);
 }
 
 std::vector<OpRow> FlattenDump(const DumpFile& dump) {
@@ -320,23 +419,7 @@ std::vector<OpRow> FlattenDump(const DumpFile& dump) {
   return rows;
 }
 
-bool ValueHasMd5(const PyValue& v) {
-  // Iterative: a hostile dump may nest deeply.
-  std::vector<const PyValue*> todo = {&v};
-  while (!todo.empty()) {
-    const PyValue* x = todo.back();
-    todo.pop_back();
-    if (x->kind() == PyValue::Kind::kList) {
-      for (const auto& item : x->items()) todo.push_back(&item);
-    } else if (x->kind() == PyValue::Kind::kDict) {
-      for (const auto& [k, item] : x->fields()) {
-        if (k == "md5") return true;
-        todo.push_back(&item);
-      }
-    }
-  }
-  return false;
-}
+bool ValueHasMd5(const PyValue& v) { return HasMd5Key(PyView(&v)); }
 
 bool DumpHasMd5(const DumpFile& dump) {
   for (const DumpEntry& e : dump.entries) {
@@ -356,12 +439,24 @@ StatusOr<FlatDump> ReadFlatDump(const std::string& path,
   uintmax_t size = std::filesystem::file_size(path, ec);
   constexpr uintmax_t kMaxReserve = (uintmax_t{4} << 30) / sizeof(OpRow);
   if (!ec) out.rows.reserve(std::min<uintmax_t>(size / 96 + 16, kMaxReserve));
+  DumpNodeSink fast = [&out](std::string_view name, JsonNode value,
+                             size_t index) {
+    NodeView v(value);
+    if (!out.has_md5) out.has_md5 = HasMd5Key(v);
+    Flatten(name, v, index, &out.rows);
+    return Status::Ok();
+  };
+  auto restart = [&out] {
+    out.rows.clear();
+    out.has_md5 = false;
+  };
   DumpEntrySink sink = [&out](DumpEntry entry, size_t index) {
     if (!out.has_md5) out.has_md5 = ValueHasMd5(entry.value);
     FlattenEntry(entry, index, &out.rows);
     return Status::Ok();
   };
-  StatusOr<DumpFile> file = ReadDumpJsonStreaming(path, sink, progress);
+  StatusOr<DumpFile> file =
+      ReadDumpJsonEntries(path, fast, restart, sink, progress);
   if (file.ok()) {
     out.file = std::move(*file);
     return out;

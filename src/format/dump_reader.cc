@@ -179,9 +179,12 @@ StatusOr<DumpFile> ReadDumpJsonStreamingFromString(
     const DumpEntrySink& sink, const ReadProgress& progress) {
   const std::string& path = path_for_messages;
   size_t index = 0;
+  bool bad_entry = false;
   JsonMemberSink member = [&](std::string name, PyValue value,
                               size_t parsed) -> Status {
-    LOCKSTEP_RETURN_IF_ERROR(CheckEntry(path, name, value));
+    Status entry = CheckEntry(path, name, value);
+    bad_entry = !entry.ok();
+    LOCKSTEP_RETURN_IF_ERROR(entry);
     if (progress) progress(parsed, text.size());
     return sink(DumpEntry{std::move(name), std::move(value)}, index++);
   };
@@ -189,6 +192,11 @@ StatusOr<DumpFile> ReadDumpJsonStreamingFromString(
   StatusOr<PyValue> root =
       ParsePyJsonStreaming(text, path, "data", &member, &needs_tree);
   if (needs_tree) return Status::NotSupported(path, "repeated entry names");
+  // A later "data" key replaces this one in Python, bad entry and all: only
+  // the whole tree says whether one comes.
+  if (bad_entry && ReadDumpJsonFromString(text, path).ok()) {
+    return Status::NotSupported(path, "a repeated \"data\" key");
+  }
   if (!root.ok()) return root.status();
   if (progress) progress(text.size(), text.size());
   if (root->kind() != PyValue::Kind::kDict) {
@@ -197,6 +205,29 @@ StatusOr<DumpFile> ReadDumpJsonStreamingFromString(
         StrCat("the top level is ", PyKindName(*root), ", expected a dict"));
   }
   return TakeDumpFields(path, root->TakeFields());
+}
+
+StatusOr<DumpFile> ReadDumpJsonEntries(const std::string& path,
+                                       const DumpNodeSink& fast,
+                                       const std::function<void()>& restart,
+                                       const DumpEntrySink& sink,
+                                       const ReadProgress& progress) {
+  return ParseMapped(path, [&](std::string_view text) -> StatusOr<DumpFile> {
+    size_t index = 0;
+    JsonNodeSink member = [&](std::string_view name, JsonNode value,
+                              size_t parsed) -> Status {
+      if (progress) progress(parsed, text.size());
+      return fast(name, value, index++);
+    };
+    LOCKSTEP_ASSIGN_OR_RETURN(FastMembers f,
+                              ParseJsonMembersFast(text, "data", member));
+    if (f.decided) {
+      if (progress) progress(text.size(), text.size());
+      return TakeDumpFields(path, std::move(f.top));
+    }
+    restart();
+    return ReadDumpJsonStreamingFromString(text, path, sink, progress);
+  });
 }
 
 namespace {

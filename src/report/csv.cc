@@ -6,9 +6,34 @@ namespace lockstep {
 
 namespace {
 
+// [+-]digits[.digits][e[+-]digits] with a digit before or after the point:
+// text strtod reads whole, told without calling it.
+bool PlainDecimal(std::string_view s) {
+  size_t i = 0, n = s.size();
+  auto digits = [&] {
+    size_t from = i;
+    while (i < n && s[i] >= '0' && s[i] <= '9') ++i;
+    return i - from;
+  };
+  if (i < n && (s[i] == '+' || s[i] == '-')) ++i;
+  size_t mantissa = digits();
+  if (i < n && s[i] == '.') {
+    ++i;
+    mantissa += digits();
+  }
+  if (mantissa == 0) return false;
+  if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    if (i < n && (s[i] == '+' || s[i] == '-')) ++i;
+    if (digits() == 0) return false;
+  }
+  return i == n;
+}
+
 // A whole number as strtod reads it, optionally followed by one '%'.
 bool IsNumber(std::string_view cell) {
   if (!cell.empty() && cell.back() == '%') cell.remove_suffix(1);
+  if (PlainDecimal(cell)) return true;  // most numbers: no strtod
   if (cell.empty() || cell.size() > 64) return false;
   char s[65];  // NUL-terminated for strtod, without a heap string
   cell.copy(s, cell.size());

@@ -4,8 +4,10 @@
 
 #include <filesystem>
 #include <fstream>
+#include <random>
 
 #include "lockstep/format/dump_reader.h"
+#include "lockstep/format/json_reader.h"
 
 namespace lockstep {
 namespace {
@@ -192,6 +194,121 @@ TEST(ReadFlatDumpTest, RowsEqualThoseOfTheWholeTreeOnEveryFixture) {
   EXPECT_GE(files, 15);
 }
 
+// The fast reader's rows (ReadFlatDump) against the whole tree's, on random
+// dumps with every kind of leaf flattening special-cases: tensors with and
+// without data_name or md5, value leaves (ints beyond int64, floats, str,
+// bool, None, lists), torch.Size, slice, ellipsis, src/dst, process groups,
+// P2POp, parameters_grad entries, nesting in lists and dicts.
+TEST(ReadFlatDumpTest, FastRowsEqualThoseOfTheWholeTreeOnRandomDumps) {
+  std::mt19937 rng(23);
+  auto pick = [&](std::initializer_list<const char*> xs) {
+    return std::string(*(xs.begin() + rng() % xs.size()));
+  };
+  auto scalar = [&] {
+    return pick({"1", "-3", "123456789012345678901234567890", "0.5", "-1.5e-08",
+                 "NaN", "Infinity", "true", "false", "null", "\"s\"", "\"\"",
+                 "[1, 2]", "[]", "{\"a\": 1}"});
+  };
+  auto leaf = [&]() -> std::string {
+    switch (rng() % 9) {
+      case 0:
+      case 1:
+      case 2:
+        return "{\"type\": \"torch.Tensor\", \"dtype\": " +
+               pick({"\"torch.float32\"", "\"torch.bfloat16\"", "\"weird\"",
+                     "\"\""}) +
+               ", \"shape\": " + pick({"[2, 3]", "[]", "[-1]", "\"x\""}) +
+               ", \"Max\": " + scalar() + ", \"Min\": " + scalar() +
+               ", \"Mean\": " + scalar() + ", \"Norm\": " + scalar() +
+               (rng() % 2 ? ", \"requires_grad\": " + scalar() : "") +
+               (rng() % 3 == 0 ? ", \"md5\": \"abcd0123\"" : "") +
+               (rng() % 3 == 0
+                    ? ", \"data_name\": " + pick({"\"A.0.forward.input.0.pt\"",
+                                                  "\"-1\"", "null", "7"})
+                    : "") +
+               "}";
+      case 3:
+        return "{\"type\": " +
+               pick({"\"int\"", "\"float\"", "\"bool\"", "\"str\""}) +
+               ", \"value\": " + scalar() + "}";
+      case 4:
+        return "{\"type\": " +
+               pick({"\"torch.Size\"", "\"slice\"", "\"ellipsis\"",
+                     "\"torch.ProcessGroup\""}) +
+               ", \"value\": " + scalar() +
+               (rng() % 2 ? ", \"group_ranks\": [0, 1]" : "") + "}";
+      case 5:
+        return "{\"class_type\": \"torch.distributed.P2POp\", "
+               "\"tensor\": " +
+               pick({"{\"type\": \"torch.Tensor\", \"dtype\": "
+                     "\"torch.float32\", \"shape\": [1]}",
+                     "{\"value\": 3}", "null"}) +
+               "}";
+      case 6:
+        return "null";
+      case 7:
+        return "{\"no_type\": 1, \"inner\": {\"type\": \"int\", "
+               "\"value\": 2}}";
+      default:
+        return scalar();
+    }
+  };
+  auto io = [&] {
+    std::string out = "[";
+    for (int i = 0, n = static_cast<int>(rng() % 4); i < n; ++i) {
+      std::string v =
+          rng() % 4 == 0 ? "[" + leaf() + ", " + leaf() + "]" : leaf();
+      out += (i ? ", " : "") + v;
+    }
+    return out + "]";
+  };
+  std::string dir = ::testing::TempDir() + "/flat_random";
+  std::filesystem::create_directories(dir);
+  std::string path = dir + "/dump.json";
+  for (int round = 0; round < 200; ++round) {
+    std::string text = "{\"task\": \"statistics\", \"data\": {";
+    for (int e = 0, n = 1 + static_cast<int>(rng() % 8); e < n; ++e) {
+      std::string name = pick({"Functional.linear", "Tensor.add",
+                               "Distributed.send", "Module.fc.Linear"}) +
+                         "." + std::to_string(e) + ".forward";
+      std::string body;
+      if (rng() % 6 == 0) {
+        name = "Module.fc.Linear.parameters_grad." + std::to_string(e);
+        body = "{\"weight\": " + io() + ", \"bias\": " + leaf() + "}";
+      } else {
+        body =
+            "{\"output\": " + io() + ", \"input_args\": " + io() +
+            (rng() % 2 ? ", \"input_kwargs\": {\"dst\": " + leaf() +
+                             ", \"src\": " + leaf() + "}"
+                       : "") +
+            (rng() % 3 == 0 ? ", \"parameters\": {\"weight\": " + leaf() + "}"
+                            : "") +
+            "}";
+      }
+      text += std::string(e ? ", " : "") + "\"" + name + "\": " + body;
+    }
+    text += "}}";
+    std::ofstream(path, std::ios::trunc) << text;
+    // The fast reader decides these (else the test compares the general
+    // reader with itself).
+    auto fast = ParseJsonMembersFast(
+        text, "data",
+        [](std::string_view, JsonNode, size_t) { return Status::Ok(); });
+    ASSERT_TRUE(fast.ok() && fast->decided) << text;
+    auto whole = ReadDumpJson(path);
+    auto flat = ReadFlatDump(path);
+    ASSERT_TRUE(whole.ok()) << whole.status().ToString() << "\n" << text;
+    ASSERT_TRUE(flat.ok()) << flat.status().ToString();
+    std::vector<OpRow> want = FlattenDump(*whole);
+    ASSERT_EQ(flat->rows.size(), want.size()) << text;
+    for (size_t i = 0; i < want.size(); ++i) {
+      ASSERT_EQ(RowText(flat->rows[i]), RowText(want[i])) << text;
+      ASSERT_EQ(flat->rows[i].entry_index, want[i].entry_index);
+    }
+    EXPECT_EQ(flat->has_md5, DumpHasMd5(*whole)) << text;
+  }
+}
+
 // A repeated entry name keeps its first position and last value (Python's
 // dict): a stream cannot say so, so the file is read whole.
 TEST(ReadFlatDumpTest, RepeatedEntryNamesAreReadAsPythonDoes) {
@@ -219,6 +336,32 @@ TEST(ReadFlatDumpTest, RepeatedEntryNamesAreReadAsPythonDoes) {
   auto streamed = ReadDumpJsonStreaming(
       path, [](DumpEntry, size_t) { return Status::Ok(); });
   EXPECT_EQ(streamed.status().code(), StatusCode::kNotSupported);
+}
+
+// Python keeps the last of two "data" keys: a bad entry in the first one is
+// no error (found by dump_json_fuzz).
+TEST(ReadFlatDumpTest, ARepeatedDataKeyReplacesABadEntry) {
+  std::string dir = ::testing::TempDir() + "/flat_data_twice";
+  std::filesystem::create_directories(dir);
+  std::string path = dir + "/dump.json";
+  std::ofstream(path)
+      << "{\"task\": \"statistics\", \"data\": {\"A.0.forward\": "
+         "null}, \"data\": {\"B.0.forward\": {\"output\": "
+         "[{\"type\": \"int\", \"value\": 3}]}}}";
+  auto flat = ReadFlatDump(path);
+  ASSERT_TRUE(flat.ok()) << flat.status().ToString();
+  ASSERT_EQ(flat->rows.size(), 1u);
+  EXPECT_EQ(flat->rows[0].name, "B.0.forward.output.0");
+  auto streamed = ReadDumpJsonStreaming(
+      path, [](DumpEntry, size_t) { return Status::Ok(); });
+  EXPECT_EQ(streamed.status().code(), StatusCode::kNotSupported);
+  // With one "data" key the bad entry is an error, naming it.
+  std::ofstream(path, std::ios::trunc) << "{\"data\": {\"A.0.forward\": null}}";
+  flat = ReadFlatDump(path);
+  ASSERT_FALSE(flat.ok());
+  EXPECT_NE(flat.status().message().find("'A.0.forward': expected a dict"),
+            std::string::npos)
+      << flat.status().ToString();
 }
 
 TEST(ReadFlatDumpTest, ASinkErrorStopsTheRead) {
