@@ -13,10 +13,21 @@ namespace {
 // Nesting depth of RecordFunction scopes on this thread: only the
 // outermost operator of a call is an entry.
 thread_local int t_depth = 0;
+// Whether the outermost operator's start turned RecordFunction off on this
+// thread (its end turns it on again).
+thread_local bool t_inner_off = false;
 
 std::unique_ptr<at::ObserverContext> OnStart(const at::RecordFunction& fn) {
   int depth = t_depth++;
-  if (depth > 0 || fn.scope() != at::RecordScope::FUNCTION) return nullptr;
+  if (depth > 0) return nullptr;
+  // The operators this one calls are never entries: with RecordFunction off
+  // until it ends, LibTorch neither calls these callbacks for them nor boxes
+  // their inputs (most of what a probe cost LibTorch).
+  if (at::isRecordFunctionEnabled()) {
+    at::enableRecordFunction(false);
+    t_inner_off = true;
+  }
+  if (fn.scope() != at::RecordScope::FUNCTION) return nullptr;
   ProbeImpl* p = g_active_probe.load(std::memory_order_acquire);
   if (p == nullptr) return nullptr;
   return p->OpStart(fn);
@@ -24,16 +35,25 @@ std::unique_ptr<at::ObserverContext> OnStart(const at::RecordFunction& fn) {
 
 void OnEnd(const at::RecordFunction& fn, at::ObserverContext* ctx) {
   if (t_depth > 0) --t_depth;
-  if (ctx == nullptr) return;
-  ProbeImpl* p = g_active_probe.load(std::memory_order_acquire);
-  if (p != nullptr) p->OpEnd(fn, static_cast<OpContext*>(ctx));
+  if (ctx != nullptr) {
+    ProbeImpl* p = g_active_probe.load(std::memory_order_acquire);
+    if (p != nullptr) p->OpEnd(fn, static_cast<OpContext*>(ctx));
+  }
+  if (t_depth == 0 && t_inner_off) {
+    at::enableRecordFunction(true);
+    t_inner_off = false;
+  }
 }
 
 }  // namespace
 
 std::atomic<ProbeImpl*> g_active_probe{nullptr};
 
-void ResetProbeDepth() { t_depth = 0; }
+void ResetProbeDepth() {
+  t_depth = 0;
+  if (t_inner_off) at::enableRecordFunction(true);
+  t_inner_off = false;
+}
 
 at::CallbackHandle AddProbeCallbacks() {
   return at::addGlobalCallback(
