@@ -5,7 +5,9 @@ The model is tests/python/tiny_gpt.py's TinyGPT at 2 blocks, d=128, 4
 heads, seq 64, batch 8, AdamW, 1 intra-op thread (the issue's setting). Each
 repetition runs STEPS steps of every case in a shuffled order (the probe is
 started before and stopped after its case's steps), and the medians of the
-per-step times over the repetitions are compared.
+per-step times over the repetitions are compared. OpenBLAS runs one thread
+too (OPENBLAS_NUM_THREADS=1 unless set): its idle workers otherwise spin on
+the core the probe's writer thread needs.
 
     /usr/bin/python3 bench/python/probe_cost.py [--reps 7] [--steps 20]
         [--dump-root /dev/shm] [--lib build/lib/liblockstep_py.so]
@@ -27,6 +29,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..", "..")
 sys.path.insert(0, os.path.join(ROOT, "tests", "python"))
 sys.path.insert(0, os.path.join(ROOT, "python"))
+
+# One thread in all: torch's intra-op pool (set below) and OpenBLAS's own,
+# whose idle workers spin on sched_yield and take the second core from the
+# probe's writer thread (read when OpenBLAS loads, so before torch).
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import torch  # noqa: E402
 
