@@ -88,10 +88,12 @@ def main():
                 cfg = {"task": c, "level": "L1",
                        "dump_path": os.path.join(d, "dump")}
                 if c == "md5":
+                    # summary_mode belongs in the task's section (at the
+                    # top level it was ignored: statistics ran instead).
                     cfg = {"task": "statistics", "level": "L1",
-                           "summary_mode": "md5",
+                           "statistics": {"summary_mode": "md5"},
                            "dump_path": os.path.join(d, "dump")}
-                p = lockstep_probe.Probe(cfg, a.lib)
+                p = lockstep_probe.Probe(cfg, lib=a.lib)
                 p.start()
                 times = run_steps(p)
                 p.stop()

@@ -47,7 +47,9 @@ namespace {
 
 std::string BenchDir() {
   const char* d = std::getenv("LOCKSTEP_BENCH_DIR");
-  return std::string(d ? d : "/tmp") + "/lockstep_probe_bench";
+  // Per process: two checkouts' test suites may run it at once.
+  return std::string(d ? d : "/tmp") + "/lockstep_probe_bench." +
+         std::to_string(getpid());
 }
 
 // Page faults of this process so far (fresh pages the allocator maps: a

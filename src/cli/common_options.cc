@@ -1,5 +1,7 @@
 #include "cli/common_options.h"
 
+#include <algorithm>
+
 #include "cli/commands.h"
 #include "lockstep/core/log.h"
 
@@ -23,6 +25,57 @@ int ReportError(const Status& s) {
   return s.code() == StatusCode::kInvalidArgument ? kExitUsage : kExitIo;
 }
 
+std::string ClosestWord(const std::string& word,
+                        const std::vector<std::string>& known) {
+  std::string best;
+  size_t best_d = std::max<size_t>(1, word.size() / 3) + 1;
+  for (const std::string& k : known) {
+    // Optimal string alignment distance, three rows.
+    size_t n = word.size(), m = k.size();
+    std::vector<size_t> prev2(m + 1), prev(m + 1), cur(m + 1);
+    for (size_t j = 0; j <= m; ++j) prev[j] = j;
+    for (size_t i = 1; i <= n; ++i) {
+      cur[0] = i;
+      for (size_t j = 1; j <= m; ++j) {
+        size_t cost = word[i - 1] == k[j - 1] ? 0 : 1;
+        cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost});
+        if (i > 1 && j > 1 && word[i - 1] == k[j - 2] &&
+            word[i - 2] == k[j - 1])
+          cur[j] = std::min(cur[j], prev2[j - 2] + 1);
+      }
+      prev2.swap(prev);
+      prev.swap(cur);
+    }
+    if (prev[m] < best_d) {
+      best_d = prev[m];
+      best = k;
+    }
+  }
+  return best;
+}
+
+namespace {
+
+// " Note: did you mean '--output'?" for the first unknown option of an
+// "arguments were not expected" error, or "".
+std::string OptionHint(const CLI::App& app,
+                       const std::vector<std::string>& extras) {
+  std::vector<std::string> names;
+  for (const CLI::Option* o : app.get_options()) {
+    for (const std::string& l : o->get_lnames()) names.push_back("--" + l);
+    for (const std::string& s : o->get_snames()) names.push_back("-" + s);
+  }
+  for (const std::string& x : extras) {
+    if (x.size() < 2 || x[0] != '-') continue;
+    std::string flag = x.substr(0, x.find('='));
+    std::string close = ClosestWord(flag, names);
+    if (!close.empty()) return " Note: did you mean '" + close + "'?";
+  }
+  return "";
+}
+
+}  // namespace
+
 int ParseOrExit(CLI::App& app, int argc, char** argv) {
   try {
     app.parse(argc, argv);
@@ -30,8 +83,13 @@ int ParseOrExit(CLI::App& app, int argc, char** argv) {
     std::printf("%s", app.help().c_str());
     return kExitPass;
   } catch (const CLI::ParseError& e) {
-    LogError(app.get_name() + " | " + e.what() + ". Note: run 'lockstep " +
-             app.get_name() + " --help'");
+    std::string hint;
+    if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr)
+      hint = OptionHint(app, app.remaining());
+    LogError(app.get_name() + " | " + e.what() + "." +
+             (hint.empty()
+                  ? " Note: run 'lockstep " + app.get_name() + " --help'"
+                  : hint));
     return kExitUsage;
   }
   return -1;

@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 #include <string>
+#include <vector>
 
 #include "lockstep/core/status.h"
 
@@ -26,7 +27,14 @@ int ReportError(const Status& s);
 
 // Parses argv with CLI11; on --help prints help and returns 0, on a parse
 // error prints it with a note and returns 2; returns -1 when parsing worked.
+// An unknown option ("--outptu") gets a "did you mean '--output'?" note.
 int ParseOrExit(CLI::App& app, int argc, char** argv);
+
+// The word of `known` closest to `word` by edit distance (insertions,
+// deletions, substitutions, adjacent swaps), if it is close enough to be
+// what was meant (at most a third of its letters differ); "" otherwise.
+std::string ClosestWord(const std::string& word,
+                        const std::vector<std::string>& known);
 
 }  // namespace lockstep::cli
 

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "cli/commands.h"
@@ -19,6 +20,7 @@
 #include "lockstep/curve/curve_compare.h"
 #include "lockstep/curve/curve_plot.h"
 #include "lockstep/curve/readers.h"
+#include "lockstep/format/yaml_mapping.h"
 #include "lockstep/report/csv_report.h"
 #include "lockstep/report/html_report.h"
 #include "lockstep/report/outcome.h"
@@ -30,7 +32,9 @@ namespace compare_cmd {  // named: the CLI builds as a unity build
 namespace {
 
 struct Args {
-  std::string target, baseline, out_dir;
+  std::string target, baseline, out_dir = "./output";
+  std::string target_path, golden_path, data_mapping;  // msprobe's names
+  std::vector<int64_t> steps, ranks;
   std::string mode = "auto";
   bool fuzzy = false, align = false, no_align = false, xlsx = false;
   bool renumber = false;
@@ -57,8 +61,38 @@ StatusOr<std::string> CurvesSvg(const Args& a) {
   return RenderCurveSvg(c);
 }
 
+// TARGET/BASELINE, or msprobe's -tp/-gp in place of either.
+Status ResolveInputs(Args* a) {
+  std::vector<std::string> positional;
+  for (const std::string* p : {&a->target, &a->baseline}) {
+    if (!p->empty()) positional.push_back(*p);
+  }
+  size_t needed =
+      (a->target_path.empty() ? 1 : 0) + (a->golden_path.empty() ? 1 : 0);
+  if (positional.size() != needed) {
+    return Status::InvalidArgument(
+        "compare",
+        "give TARGET and BASELINE once each (as arguments, or with -tp and "
+        "-gp). Note: run 'lockstep compare --help'");
+  }
+  size_t k = 0;
+  a->target = a->target_path.empty() ? positional[k++] : a->target_path;
+  a->baseline = a->golden_path.empty() ? positional[k++] : a->golden_path;
+  return Status::Ok();
+}
+
 StatusOr<CompareOptions> MakeOptions(const Args& a) {
   CompareOptions o;
+  o.steps = a.steps;
+  o.ranks = a.ranks;
+  if (!a.data_mapping.empty()) {
+    LOCKSTEP_ASSIGN_OR_RETURN(auto pairs, ReadYamlMapping(a.data_mapping));
+    auto map = std::make_shared<std::unordered_map<std::string, std::string>>(
+        pairs.begin(), pairs.end());
+    LogInfo("data mapping: " + std::to_string(map->size()) +
+            " target rows mapped to baseline rows (" + a.data_mapping + ")");
+    o.data_mapping = std::move(map);
+  }
   if (a.mode == "tensor")
     o.mode = CompareMode::kTensor;
   else if (a.mode == "statistics")
@@ -69,6 +103,11 @@ StatusOr<CompareOptions> MakeOptions(const Args& a) {
     return Status::InvalidArgument(
         "--mode " + a.mode,
         "unknown mode. Note: use auto, tensor, statistics or md5");
+  }
+  if (!a.data_mapping.empty() && (a.fuzzy || a.align)) {
+    return Status::InvalidArgument("--data-mapping",
+                                   "pairs rows itself: not with --fuzzy-match "
+                                   "or --align");
   }
   if (a.fuzzy && a.align) {
     return Status::InvalidArgument("--fuzzy-match with --align",
@@ -223,19 +262,35 @@ int Run(int argc, char** argv) {
       "(msprobe HEAD columns), "
       "summary.json and report.html into DIR.\nExit: 0 all rows pass and "
       "nothing is missing, 1 divergence (or steps or ops missing from the "
-      "target), 2 usage error, 3 nothing readable.\n\nExample:\n  lockstep "
-      "compare npu_dump/ gpu_dump/ -o out/",
+      "target), 2 usage error, 3 nothing readable.\n\nExamples:\n  lockstep "
+      "compare npu_dump/ gpu_dump/ -o out/\n  lockstep compare -tp "
+      "npu_dump/step0 -gp gpu_dump/step0 --rank 0 -dm map.yaml   "
+      "(msprobe's flags)",
       "compare"};
-  app.add_option("TARGET", a.target, "The run under test (msprobe: NPU)")
-      ->required();
-  app.add_option("BASELINE", a.baseline, "The reference run (msprobe: bench)")
-      ->required();
-  app.add_option("-o,--output", a.out_dir, "Output directory (created)")
-      ->required();
+  app.add_option("TARGET", a.target, "The run under test (msprobe: NPU)");
+  app.add_option("BASELINE", a.baseline, "The reference run (msprobe: bench)");
+  app.add_option("-o,--output,--output_path", a.out_dir,
+                 "Output directory (created)")
+      ->capture_default_str();
+  app.add_option("--target-path,--target_path", a.target_path,
+                 "TARGET as msprobe's -tp gives it")
+      ->group("msprobe's names");
+  app.add_option("--golden-path,--golden_path", a.golden_path,
+                 "BASELINE as msprobe's -gp gives it")
+      ->group("msprobe's names");
+  app.add_option("--data-mapping,--data_mapping", a.data_mapping,
+                 "msprobe's -dm: a YAML file of `target row: baseline row` "
+                 "lines; those rows are compared with each other (no dtype "
+                 "gate, no alignment), the others by name");
+  app.add_option("--step", a.steps,
+                 "Compare only these steps (e.g. --step 0,3)")
+      ->delimiter(',');
+  app.add_option("--rank", a.ranks, "Compare only these ranks (e.g. --rank 0)")
+      ->delimiter(',');
   app.add_option("--mode", a.mode,
                  "auto|tensor|statistics|md5 (auto: from the dumps)")
       ->capture_default_str();
-  app.add_flag("--fuzzy-match", a.fuzzy,
+  app.add_flag("--fuzzy-match,--fuzzy_match", a.fuzzy,
                "Pair calls without their call indices when names, shapes "
                "and dtypes agree, in order (msprobe 1.2.2's -fm)");
   app.add_flag(
@@ -263,8 +318,31 @@ int Run(int argc, char** argv) {
       ->capture_default_str()
       ->group("Loss curves");
   AddLoggingOptions(app, &a.logging);
-  if (int rc = ParseOrExit(app, argc, argv); rc >= 0) return rc;
+  // msprobe's two-letter flags (CLI11 takes one letter after a dash).
+  std::vector<std::string> args(argv, argv + argc);
+  std::vector<char*> argp;
+  for (std::string& s : args) {
+    if (s == "-tp") s = "--target-path";
+    if (s == "-gp") s = "--golden-path";
+    if (s == "-fm") s = "--fuzzy-match";
+    if (s == "-dm") s = "--data-mapping";
+    argp.push_back(s.data());
+  }
+  if (int rc = ParseOrExit(app, argc, argp.data()); rc >= 0) return rc;
   ApplyLoggingOptions(a.logging);
+  if (Status in = ResolveInputs(&a); !in.ok()) return ReportError(in);
+  // Missing inputs are said before the output directory is made (it may
+  // be the default ./output, which a typo must not leave behind).
+  for (const std::string* p : {&a.target, &a.baseline}) {
+    std::error_code ec;
+    if (!std::filesystem::exists(*p, ec)) {
+      return ReportError(
+          Status::NotFound(*p,
+                           "no such file or directory (TARGET and "
+                           "BASELINE are dumps: dump.json, a rank, "
+                           "step or root directory)"));
+    }
+  }
   StatusOr<CompareOptions> opts = MakeOptions(a);
   if (!opts.ok()) return ReportError(opts.status());
   StatusOr<std::string> curves = CurvesSvg(a);  // before the heavy work

@@ -166,6 +166,9 @@ int Run(int argc, char** argv) {
       "step against the first.\nExit: 0 curves agree, 1 divergence beyond "
       "tolerance, 2 usage error, 3 unreadable log.",
       "curve"};
+  app.footer(
+      "Example:\n  lockstep curve gpu/trainer_state.json "
+      "npu/trainer_state.json -o curve_out");
   AddOptions(app, &a);
   if (int rc = ParseOrExit(app, argc, argv); rc >= 0) return rc;
   ApplyLoggingOptions(a.logging);

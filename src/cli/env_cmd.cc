@@ -26,7 +26,10 @@ constexpr char kUsage[] =
     "         change numbers first\n\n"
     "Exit: 0 same (or only differences without effect, e.g. hostname),\n"
     "1 differences that may change numbers, 2 usage error, 3 unreadable "
-    "file.\n";
+    "file.\n\n"
+    "Example:\n"
+    "  lockstep env capture -o gpu_env.json\n"
+    "  lockstep env diff gpu_env.json npu_env.json\n";
 
 int Diff(int argc, char** argv) {
   std::string a_path, b_path;
@@ -36,6 +39,8 @@ int Diff(int argc, char** argv) {
       "change numbers first.\nExit: 0 same where it matters, 1 differences "
       "that may change numbers, 2 usage error, 3 unreadable file.",
       "env diff"};
+  app.footer(
+      "Example:\n  lockstep env diff gpu_dump/env.json npu_dump/env.json");
   app.add_option("A", a_path, "First env.json (shown left)")->required();
   app.add_option("B", b_path, "Second env.json (shown right)")->required();
   AddLoggingOptions(app, &logging);

@@ -65,6 +65,7 @@ int Run(int argc, char** argv) {
   CLI::App app{
       "Show what a dump holds: steps, ranks, entries, tensors, bytes, dtypes.",
       "inspect"};
+  app.footer("Example:\n  lockstep inspect npu_dump/step0");
   app.add_option("DUMP", path, "dump.json, rank dir, step dir or dump root")
       ->required();
   AddLoggingOptions(app, &logging);

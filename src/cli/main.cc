@@ -2,8 +2,10 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "cli/commands.h"
+#include "cli/common_options.h"
 
 namespace {
 
@@ -42,7 +44,8 @@ void PrintUsage() {
       "            likely to change numbers first\n"
 #endif
       "\n"
-      "Run 'lockstep <command> --help' for the options of a command.\n"
+      "Run 'lockstep help <command>' (or 'lockstep <command> --help') for\n"
+      "the options of a command and an example; 'lockstep --version'.\n"
       "Exit codes: 0 pass, 1 divergence or failed check, 2 usage error,\n"
       "3 I/O or format error.\n");
 }
@@ -56,12 +59,32 @@ int main(int argc, char** argv) {
     return argc < 2 ? 2 : 0;
   }
   std::string cmd = argv[1];
+  if (cmd == "--version" || cmd == "-V" || cmd == "version") {
+    std::printf("lockstep %s\n", LOCKSTEP_VERSION);
+    return 0;
+  }
+  // `lockstep help compare` is `lockstep compare --help`.
+  char help_flag[] = "--help";
+  char* help_argv[] = {argv[0], argc > 2 ? argv[2] : nullptr, help_flag,
+                       nullptr};
+  if (cmd == "help") {
+    if (argc < 3) {
+      PrintUsage();
+      return 0;
+    }
+    cmd = argv[2];
+    argc = 3;
+    argv = help_argv;
+  }
+  std::vector<std::string> names;
   for (const auto& c : lockstep::cli::Commands()) {
     if (cmd == c.name) return c.run(argc - 1, argv + 1);
+    names.push_back(c.name);
   }
-  std::fprintf(
-      stderr,
-      "[E] lockstep | unknown command '%s'. Note: run 'lockstep --help'\n",
-      cmd.c_str());
+  std::string close = lockstep::cli::ClosestWord(cmd, names);
+  std::fprintf(stderr, "[E] lockstep | unknown command '%s'. Note: %s\n",
+               cmd.c_str(),
+               close.empty() ? "run 'lockstep --help'"
+                             : ("did you mean '" + close + "'?").c_str());
   return 2;
 }

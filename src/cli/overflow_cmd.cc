@@ -78,6 +78,7 @@ int Run(int argc, char** argv) {
       "statistics.\nExit: 0 none found, 1 found, 3 "
       "unreadable.",
       "overflow"};
+  app.footer("Example:\n  lockstep overflow npu_dump/step0 --all");
   app.add_option("DUMP", path, "dump.json, rank dir, step dir or dump root")
       ->required();
   app.add_flag("--all", all,

@@ -98,6 +98,7 @@ int Run(int argc, char** argv) {
       "stream (seed, offset), one per line: the same bits on every machine."
       "\nExit: 0 printed, 2 usage error.",
       "rng"};
+  app.footer("Example:\n  lockstep rng --seed 42 --count 4 --dist normal");
   std::string dist = "uint32";
   app.add_option("--seed", o.seed, "Stream seed (uint64)")
       ->required()

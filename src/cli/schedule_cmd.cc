@@ -242,6 +242,9 @@ int Run(int argc, char** argv) {
       "[min_lr, max_lr], phase ends are exact, and steps are int64."
       "\nExit: 0 printed, 2 usage error (an invalid configuration), 3 I/O.",
       "schedule"};
+  app.footer(
+      "Example:\n  lockstep schedule cosine-warmup --max-lr 3e-4 "
+      "--warmup-steps 100 --total-steps 1000 --every 100");
   AddScheduleOptions(app, &a);
   AddOutputOptions(app, &a);
   AddLoggingOptions(app, &a.logging);

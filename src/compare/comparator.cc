@@ -248,7 +248,9 @@ std::vector<int> MatchFor(const std::vector<OpRow>& t,
                           const std::vector<OpRow>& b, const DumpPair& pair,
                           const CompareOptions& options,
                           CompareResult* result) {
-  bool align = !options.fuzzy_match &&
+  bool mapped =
+      options.data_mapping != nullptr && !options.data_mapping->empty();
+  bool align = !options.fuzzy_match && !mapped &&
                (options.align == AlignMode::kOn ||
                 (options.align == AlignMode::kAuto && !SameOpStreams(t, b)));
   if (align) {
@@ -274,6 +276,7 @@ std::vector<int> MatchFor(const std::vector<OpRow>& t,
   MatchOptions mo;
   mo.fuzzy = options.fuzzy_match;
   mo.renumber_params_grad = options.renumber_params_grad;
+  mo.data_mapping = options.data_mapping.get();
   std::vector<int> match = MatchRows(t, b, mo);
   AddBaselineOnly(t, b, match, pair, &result->gaps);
   return match;

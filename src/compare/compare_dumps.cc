@@ -1,5 +1,6 @@
 #include "lockstep/compare/compare_dumps.h"
 
+#include <algorithm>
 #include <atomic>
 #include <thread>
 
@@ -45,11 +46,58 @@ StatusOr<CompareResult> CompareDumpPaths(const std::string& target,
   return result;
 }
 
+namespace {
+
+// Keeps the steps and ranks `o` selects (--step, --rank). A step numbered
+// -1 (a rank dir or dump.json given: the user chose it) stays.
+Status Select(const CompareOptions& o, const std::string& path,
+              DumpLayout* layout) {
+  auto wanted = [](const std::vector<int64_t>& list, int64_t v) {
+    return list.empty() || std::find(list.begin(), list.end(), v) != list.end();
+  };
+  std::vector<StepLayout> kept;
+  for (StepLayout& s : layout->steps) {
+    if (s.step >= 0 && !wanted(o.steps, s.step)) continue;
+    std::vector<RankLayout> ranks;
+    for (RankLayout& r : s.ranks) {
+      if (wanted(o.ranks, r.rank)) ranks.push_back(std::move(r));
+    }
+    s.ranks = std::move(ranks);
+    if (!s.ranks.empty()) kept.push_back(std::move(s));
+  }
+  auto missing = [&](const std::vector<int64_t>& list, bool step) {
+    for (int64_t v : list) {
+      bool found = false;
+      for (const StepLayout& s : kept) {
+        if (step) found = found || s.step == v || s.step < 0;
+        for (const RankLayout& r : s.ranks)
+          found = found || (!step && r.rank == v);
+      }
+      if (!found) return v;
+    }
+    return int64_t{-1};
+  };
+  if (int64_t v = missing(o.steps, true); v >= 0) {
+    return Status::NotFound(path, "has no step " + std::to_string(v) +
+                                      " (--step) with the ranks asked for");
+  }
+  if (int64_t v = missing(o.ranks, false); v >= 0) {
+    return Status::NotFound(path, "has no rank " + std::to_string(v) +
+                                      " (--rank) in the steps asked for");
+  }
+  layout->steps = std::move(kept);
+  return Status::Ok();
+}
+
+}  // namespace
+
 StatusOr<CompareResult> CompareDumpRows(const std::string& target,
                                         const std::string& baseline,
                                         const CompareOptions& options) {
   LOCKSTEP_ASSIGN_OR_RETURN(DumpLayout tl, DiscoverDump(target));
   LOCKSTEP_ASSIGN_OR_RETURN(DumpLayout bl, DiscoverDump(baseline));
+  LOCKSTEP_RETURN_IF_ERROR(Select(options, target, &tl));
+  LOCKSTEP_RETURN_IF_ERROR(Select(options, baseline, &bl));
   LOCKSTEP_ASSIGN_OR_RETURN(LayoutPairing pairing, PairLayouts(tl, bl));
   CompareOptions opt = options;
   if (!opt.load_tensor) opt.load_tensor = ReadTensorFile;

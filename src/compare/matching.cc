@@ -130,11 +130,13 @@ std::vector<int> MatchRows(const std::vector<OpRow>& target,
                            const MatchOptions& options) {
   if (options.fuzzy) return FuzzyMatchRows(target, baseline);
   std::vector<int> match(target.size(), -1);
+  const auto* mapping = options.data_mapping;
+  if (mapping != nullptr && mapping->empty()) mapping = nullptr;
   // Two runs of one model usually dump the same rows in the same order:
   // then every key's k-th occurrence is at the same place on both sides
   // (keys are made from the entries and names alone), and the merge below
   // would pair each row with its twin. Said without hashing a key.
-  bool twins = target.size() == baseline.size();
+  bool twins = target.size() == baseline.size() && mapping == nullptr;
   for (size_t i = 0; twins && i < target.size(); ++i) {
     twins = target[i].name == baseline[i].name &&
             target[i].entry == baseline[i].entry;
@@ -149,6 +151,23 @@ std::vector<int> MatchRows(const std::vector<OpRow>& target,
   std::deque<std::string> store;
   std::vector<std::string_view> tk = KeyViews(target, options, &store);
   std::vector<std::string_view> bk = KeyViews(baseline, options, &store);
+  // Mapped rows take the baseline row their mapping names (its first
+  // occurrence), which other target rows may take too (msprobe merges on
+  // the key); the rest match below.
+  std::vector<bool> mapped;
+  if (mapping != nullptr) {
+    std::unordered_map<std::string_view, int> first;
+    for (size_t j = baseline.size(); j-- > 0;)
+      first[bk[j]] = static_cast<int>(j);
+    mapped.assign(target.size(), false);
+    for (size_t i = 0; i < target.size(); ++i) {
+      auto it = mapping->find(target[i].name);
+      if (it == mapping->end()) continue;
+      mapped[i] = true;
+      auto f = first.find(it->second);
+      if (f != first.end()) match[i] = f->second;
+    }
+  }
   // Each key's k-th target occurrence pairs with its k-th baseline
   // occurrence (exact keys are unique, so this is a plain merge): `head`
   // holds each key's next unused baseline row, `next` the one after it.
@@ -163,11 +182,13 @@ std::vector<int> MatchRows(const std::vector<OpRow>& target,
     }
   }
   for (size_t i = 0; i < target.size(); ++i) {
+    if (!mapped.empty() && mapped[i]) continue;
     auto it = head.find(tk[i]);
     if (it == head.end() || it->second < 0) continue;
     int j = it->second;
     it->second = next[static_cast<size_t>(j)];
-    if (DTypesComparable(target[i].dtype,
+    if (mapping != nullptr ||
+        DTypesComparable(target[i].dtype,
                          baseline[static_cast<size_t>(j)].dtype))
       match[i] = j;
   }

@@ -157,6 +157,15 @@ Status ApplyTopLevel(const std::string& key, const PyValue& v, ProbeConfig* c) {
     }
     c->tensor_format =
         v.as_str() == "pack" ? TensorFormat::kPack : TensorFormat::kNpy;
+  } else if (key == "scope" || key == "list" || key == "data_mode" ||
+             key == "summary_mode" || key == "overflow_nums") {
+    // msprobe reads these from the task's section only; at the top level
+    // they would be ignored without a word.
+    return Status::InvalidArgument(
+        v.PyRepr(),
+        "belongs in the task's section, e.g. {\"task\": "
+        "\"statistics\", \"statistics\": {\"" +
+            key + "\": ...}}");
   } else if (key == "extra_info") {
     if (v.kind() != PyValue::Kind::kBool) {
       return Status::InvalidArgument(v.PyRepr(), "expected true or false");

@@ -32,7 +32,7 @@ DumpWriterOptions WriterOptions(const ProbeConfig& c) {
   o.task = std::string(ProbeTaskName(c.task));
   o.level = std::string(ProbeLevelName(c.level));
   o.framework = "pytorch";
-  o.write_stack_json = false;  // C++ has no Python stacks to show
+  o.write_stack_json = false;  // unless ProbeOptions::stack_frames
   // L1 has no module parents: msprobe writes an empty construct.json there;
   // lockstep saves the file (one file per step less).
   o.write_construct_json = c.extra_info && c.level != ProbeLevel::kL1;
@@ -165,7 +165,9 @@ Status ProbeImpl::BeginStep(bool first) {
   std::string dir = config_.dump_path + "/step" + std::to_string(step_) +
                     "/rank" + std::to_string(rank_);
   DumpWriterOptions o = WriterOptions(config_);
+  o.write_stack_json = config_.extra_info && options_.stack_frames;
   o.make_dir_lazily = !first;
+  step_stacks_.clear();
   LOCKSTEP_ASSIGN_OR_RETURN(writer_, DumpWriter::Create(dir, std::move(o)));
   summarizer_.set_dump_writer(writer_.get());
   if (disk_full_step_ >= 0 && config_.task == ProbeTask::kTensor) {
@@ -231,6 +233,7 @@ struct StepWrite {
   std::vector<std::string> names;
   std::vector<std::string> values;  // JSON at DumpWriter::kEntryLevel
   std::vector<std::pair<std::string, std::string>> parents;
+  std::vector<std::pair<std::string, StackFrames>> stacks;
   PyValue skipped;  // None: nothing skipped
 
   Status Write() {
@@ -241,6 +244,7 @@ struct StepWrite {
       writer->SetParent(name,
                         parent.empty() ? PyValue() : PyValue::Str(parent));
     }
+    for (const auto& [name, frames] : stacks) writer->AddStack(name, *frames);
     if (!skipped.is_none()) writer->SetExtra("skipped", skipped);
     Status st = writer->Flush();
     if (st.ok() || !IsDiskFull(st.message())) return st;
@@ -320,6 +324,7 @@ Status ProbeImpl::EndStep(bool drop_if_empty) {
   job->names.swap(pending_names_);
   job->values.swap(pending_);
   job->parents.swap(parents_);
+  job->stacks.swap(step_stacks_);
   if (!skipped_.empty()) job->skipped = SkippedValue();
   skipped_.clear();
   skipped_more_ = 0;
@@ -338,6 +343,28 @@ Status ProbeImpl::EndStep(bool drop_if_empty) {
     NoteFailedDumpJson(std::move(what), written.message());
   }
   return Both(st, written);
+}
+
+bool ProbeImpl::StackWanted(const std::string& name) {
+  if (!options_.stack_frames || !config_.extra_info) return false;
+  auto it = stacks_by_name_.find(name);
+  if (it == stacks_by_name_.end()) return true;
+  step_stacks_.emplace_back(name, it->second);
+  return false;
+}
+
+void ProbeImpl::TakeStack(const std::string& name) {
+  std::vector<std::string> frames;
+  try {
+    frames = options_.stack_frames();
+  } catch (const std::exception& e) {
+    frames = {"(stack not read: " + ExceptionText(e) + ")"};
+  }
+  auto shared =
+      std::make_shared<const std::vector<std::string>>(std::move(frames));
+  std::lock_guard<std::mutex> lock(mu_);
+  stacks_by_name_.emplace(name, shared);
+  if (writer_ != nullptr) step_stacks_.emplace_back(name, std::move(shared));
 }
 
 void ProbeImpl::NoteWriteFailure(const std::string& why) {

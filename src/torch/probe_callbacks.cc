@@ -65,6 +65,15 @@ at::CallbackHandle AddProbeCallbacks() {
 }
 
 std::unique_ptr<OpContext> ProbeImpl::OpStart(const at::RecordFunction& fn) {
+  std::unique_ptr<OpContext> result = OpStartLocked(fn);
+  if (result != nullptr && result->take_stack) {
+    TakeStack(result->base + ".forward");
+  }
+  return result;
+}
+
+std::unique_ptr<OpContext> ProbeImpl::OpStartLocked(
+    const at::RecordFunction& fn) {
   std::lock_guard<std::mutex> lock(mu_);
   if (writer_ == nullptr || terminated_) return nullptr;
   std::unique_ptr<OpContext> result;
@@ -91,6 +100,7 @@ std::unique_ptr<OpContext> ProbeImpl::OpStart(const at::RecordFunction& fn) {
       ctx->entry.BeginDict().Key("input_args");
       ListIf(config_.input, fn.inputs(), ctx->base + ".forward.input",
              &ctx->entry);
+      ctx->take_stack = StackWanted(ctx->base + ".forward");
     }
     if (config_.backward && config_.task != ProbeTask::kOverflow &&
         at::GradMode::is_enabled()) {

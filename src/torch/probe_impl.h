@@ -28,10 +28,14 @@
 
 namespace lockstep {
 
+// One entry's call stack (stack.json), shared by the steps that repeat it.
+using StackFrames = std::shared_ptr<const std::vector<std::string>>;
+
 // What the start callback of a dumped operator hands to its end callback.
 struct OpContext : at::ObserverContext {
   std::string base;  // "Functional.linear.0"
   bool forward = true;
+  bool take_stack = false;  // ProbeImpl::TakeStack after the start
   // The entry's text so far: {"input_args": [...] (the end callback adds
   // the rest).
   PyJsonBuilder entry{DumpWriter::kEntryLevel};
@@ -51,6 +55,7 @@ class ProbeImpl {
 
   // Callbacks (probe_callbacks.cc, probe_modules.cc).
   std::unique_ptr<OpContext> OpStart(const at::RecordFunction& fn);
+  std::unique_ptr<OpContext> OpStartLocked(const at::RecordFunction& fn);
   void OpEnd(const at::RecordFunction& fn, OpContext* ctx);
   // A backward hook of call `id` of `step` (probe_backward.cc): gradients
   // of the call's outputs (output_side) or of its tensor inputs, by index.
@@ -60,7 +65,14 @@ class ProbeImpl {
                       const std::vector<at::Tensor>& inputs);
   void ModuleOutputs(int64_t token, const std::vector<at::Tensor>& outputs);
   void ModuleEnd(int64_t token);
+  int64_t ModuleBegin(
+      const std::string& module, const std::vector<at::Tensor>& inputs,
+      const std::vector<std::pair<std::string, at::Tensor>>& params);
   void RegisterModel(const torch::nn::Module& root);
+  void RegisterParameters(const std::string& module,
+                          const std::vector<std::string>& names,
+                          const std::vector<at::Tensor>& params);
+  void ClearParameters();
 
   // Notes that `what` (an entry, a tensor, a file) was skipped and why: it
   // goes into the step's dump.json under "skipped", and a reason not seen
@@ -193,6 +205,20 @@ class ProbeImpl {
   void OnParamGrad(size_t group, size_t index, const at::Tensor& grad);
   std::string ModulePath(const torch::nn::Module& m) const;
   void RemoveParamHooks();
+  // Hooks the gradients of those of `params` that require grad, as one
+  // parameters_grad entry of `module`. REQUIRES: mu_ held.
+  void AddParamGroup(const std::string& module,
+                     const std::vector<std::string>& names,
+                     const std::vector<at::Tensor>& params);
+  // stack.json (ProbeOptions::stack_frames). StackWanted: whether entry
+  // `name`'s stack must be taken (false: none is wanted, or a stack of
+  // that name is known and noted for this step). REQUIRES: mu_ held.
+  // TakeStack: takes it and notes it; REQUIRES: mu_ NOT held (the frames
+  // come from Python, which may need its own lock first).
+  bool StackWanted(const std::string& name);
+  void TakeStack(const std::string& name);
+  std::unordered_map<std::string, StackFrames> stacks_by_name_;
+  std::vector<std::pair<std::string, StackFrames>> step_stacks_;
 
   ProbeFilter filter_;
   std::unique_ptr<BackgroundWriter> files_;

@@ -32,31 +32,55 @@ void ProbeImpl::RegisterModel(const torch::nn::Module& root) {
   if (!level_has_modules()) return;
   RemoveParamHooks();  // registering again replaces the hooks
   for (const auto& [path, m] : modules) {
-    ParamGrads group;
-    group.module = MsprobeModuleName(path, m->name());
+    std::vector<std::string> names;
     std::vector<at::Tensor> params;
     for (const auto& p : m->named_parameters(/*recurse=*/false)) {
-      if (!p.value().requires_grad()) continue;
-      group.names.push_back(p.key());
+      names.push_back(p.key());
       params.push_back(p.value());
     }
-    if (params.empty()) continue;
-    group.grads.resize(params.size());
-    size_t g = param_groups_.size();
-    param_groups_.push_back(std::move(group));
-    for (size_t i = 0; i < params.size(); ++i) {
-      // The hooks live until the probe dies or registers again (they are
-      // removed then), so they need no session check: they record while
-      // this probe is the active one, whether RegisterModel came before
-      // Start (session_ not yet set) or after.
-      unsigned h =
-          params[i].register_hook([this, g, i](const at::Tensor& grad) {
-            if (g_active_probe.load(std::memory_order_acquire) == this) {
-              OnParamGrad(g, i, grad);
-            }
-          });
-      param_hooks_.emplace_back(params[i], h);
-    }
+    AddParamGroup(MsprobeModuleName(path, m->name()), names, params);
+  }
+}
+
+void ProbeImpl::RegisterParameters(const std::string& module,
+                                   const std::vector<std::string>& names,
+                                   const std::vector<at::Tensor>& params) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!level_has_modules()) return;
+  AddParamGroup(module, names, params);
+}
+
+void ProbeImpl::ClearParameters() {
+  std::lock_guard<std::mutex> lock(mu_);
+  RemoveParamHooks();
+}
+
+void ProbeImpl::AddParamGroup(const std::string& module,
+                              const std::vector<std::string>& names,
+                              const std::vector<at::Tensor>& all) {
+  ParamGrads group;
+  group.module = module;
+  std::vector<at::Tensor> params;
+  for (size_t i = 0; i < all.size() && i < names.size(); ++i) {
+    if (!all[i].defined() || !all[i].requires_grad()) continue;
+    group.names.push_back(names[i]);
+    params.push_back(all[i]);
+  }
+  if (params.empty()) return;
+  group.grads.resize(params.size());
+  size_t g = param_groups_.size();
+  param_groups_.push_back(std::move(group));
+  for (size_t i = 0; i < params.size(); ++i) {
+    // The hooks live until the probe dies or registers again (they are
+    // removed then), so they need no session check: they record while
+    // this probe is the active one, whether registration came before
+    // Start (session_ not yet set) or after.
+    unsigned h = params[i].register_hook([this, g, i](const at::Tensor& grad) {
+      if (g_active_probe.load(std::memory_order_acquire) == this) {
+        OnParamGrad(g, i, grad);
+      }
+    });
+    param_hooks_.emplace_back(params[i], h);
   }
 }
 
@@ -97,36 +121,57 @@ void ProbeImpl::OnParamGrad(size_t group, size_t index,
 
 int64_t ProbeImpl::ModuleBegin(const torch::nn::Module& m,
                                const std::vector<at::Tensor>& inputs) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (writer_ == nullptr || terminated_) return -1;
-  at::DisableRecordFunctionGuard no_recursion;
-  std::string module = MsprobeModuleName(ModulePath(m), m.name());
-  OpenModule open;
-  open.name = module + ".forward." + std::to_string(module_calls_.Next(module));
-  open.recorded = level_has_modules() && config_.forward &&
-                  filter_.ForwardWanted(open.name, module_stack_);
-  if (open.recorded) {
-    Guarded(open.name, [&] {
-      PyJsonBuilder b;
-      ListIf(config_.input, inputs, open.name + ".input", &b);
-      open.inputs = b.Take();
-      b.BeginDict();
-      for (const auto& p : m.named_parameters(/*recurse=*/false)) {
-        b.Key(p.key());
-        summarizer_.Tensor(p.value(), open.name + ".parameters." + p.key(), &b);
-      }
-      open.params = b.EndDict().Take();
-    });
+  std::vector<std::pair<std::string, at::Tensor>> params;
+  for (const auto& p : m.named_parameters(/*recurse=*/false)) {
+    params.emplace_back(p.key(), p.value());
   }
-  module_stack_.push_back(open.name);
-  if (open.recorded && config_.backward && at::GradMode::is_enabled()) {
-    std::vector<c10::IValue> values(inputs.begin(), inputs.end());
-    open.call_inputs = NoteCallInputs(
-        c10::ArrayRef<const c10::IValue>(values.data(), values.size()));
-    open.backward = true;
+  std::string module;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    module = MsprobeModuleName(ModulePath(m), m.name());
   }
-  int64_t token = next_token_++;
-  open_modules_[token] = std::move(open);
+  return ModuleBegin(module, inputs, params);
+}
+
+int64_t ProbeImpl::ModuleBegin(
+    const std::string& module, const std::vector<at::Tensor>& inputs,
+    const std::vector<std::pair<std::string, at::Tensor>>& params) {
+  std::string stack_of;  // the entry whose stack is to be taken
+  int64_t token = -1;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (writer_ == nullptr || terminated_) return -1;
+    at::DisableRecordFunctionGuard no_recursion;
+    OpenModule open;
+    open.name =
+        module + ".forward." + std::to_string(module_calls_.Next(module));
+    open.recorded = level_has_modules() && config_.forward &&
+                    filter_.ForwardWanted(open.name, module_stack_);
+    if (open.recorded) {
+      Guarded(open.name, [&] {
+        PyJsonBuilder b;
+        ListIf(config_.input, inputs, open.name + ".input", &b);
+        open.inputs = b.Take();
+        b.BeginDict();
+        for (const auto& [name, value] : params) {
+          b.Key(name);
+          summarizer_.Tensor(value, open.name + ".parameters." + name, &b);
+        }
+        open.params = b.EndDict().Take();
+      });
+      if (StackWanted(open.name)) stack_of = open.name;
+    }
+    module_stack_.push_back(open.name);
+    if (open.recorded && config_.backward && at::GradMode::is_enabled()) {
+      std::vector<c10::IValue> values(inputs.begin(), inputs.end());
+      open.call_inputs = NoteCallInputs(
+          c10::ArrayRef<const c10::IValue>(values.data(), values.size()));
+      open.backward = true;
+    }
+    token = next_token_++;
+    open_modules_[token] = std::move(open);
+  }
+  if (!stack_of.empty()) TakeStack(stack_of);
   return token;
 }
 
@@ -168,6 +213,28 @@ void ProbeImpl::ModuleEnd(int64_t token) {
   }
   open_modules_.erase(it);
 }
+
+int64_t Probe::BeginModuleCall(
+    const std::string& module, const std::vector<at::Tensor>& inputs,
+    const std::vector<std::pair<std::string, at::Tensor>>& params) {
+  if (g_active_probe.load(std::memory_order_acquire) != impl_.get()) return -1;
+  return impl_->ModuleBegin(module, inputs, params);
+}
+
+void Probe::EndModuleCall(int64_t token,
+                          const std::vector<at::Tensor>& outputs) {
+  if (token < 0) return;
+  impl_->ModuleOutputs(token, outputs);
+  impl_->ModuleEnd(token);
+}
+
+void Probe::RegisterParameters(const std::string& module,
+                               const std::vector<std::string>& names,
+                               const std::vector<at::Tensor>& params) {
+  impl_->RegisterParameters(module, names, params);
+}
+
+void Probe::ClearParameters() { impl_->ClearParameters(); }
 
 ModuleScope::ModuleScope(Probe* probe, const torch::nn::Module& module,
                          const std::vector<at::Tensor>& inputs) {

@@ -97,7 +97,17 @@ TEST_F(CliTest, CompareIdenticalRunsExitsZero) {
 
 TEST_F(CliTest, CompareBadInput) {
   std::string out = ::testing::TempDir() + "lockstep_cli_bad";
-  EXPECT_EQ(Exec("compare a b").code, 2);  // -o missing
+  // -o defaults to ./output (msprobe's): missing inputs are an I/O error,
+  // said before any output directory is made.
+  fs::path cwd = fs::path(::testing::TempDir()) / "lockstep_cli_bad_cwd";
+  fs::create_directories(cwd);
+  CmdRun ab =
+      lockstep::testing::RunCommand("cd " + cwd.string() + " && " +
+                                    LOCKSTEP_BIN_DIR + "/lockstep compare a b");
+  EXPECT_EQ(ab.code, 3) << ab.out;
+  EXPECT_NE(ab.out.find("[E] a: no such file"), std::string::npos) << ab.out;
+  EXPECT_FALSE(fs::exists(cwd / "output"));
+  fs::remove_all(cwd);
   EXPECT_EQ(Exec("compare " + kFix + "/toy/dumpA " + kFix + "/toy/dumpA -o " +
                  out + " --mode bogus")
                 .code,

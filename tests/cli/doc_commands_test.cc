@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -21,6 +22,31 @@
 namespace {
 
 namespace fs = std::filesystem;
+
+// Paths under docs_out/ (dumps, logs) and output options go to `tmp`.
+std::string Redirected(std::string cmd, const std::string& tmp) {
+  cmd = std::regex_replace(cmd, std::regex(R"((\s)docs_out/)"),
+                           "$1" + tmp + "/docs_out/");
+  return std::regex_replace(
+      cmd, std::regex(R"((-o|--output|--json|--plot)\s+([^/\s]\S*))"),
+      "$1 " + tmp + "/$2");
+}
+
+// The --dump directories of `file`'s Python commands, redirected to `tmp`.
+std::vector<std::string> PythonDumps(const fs::path& file,
+                                     const std::string& tmp) {
+  std::ifstream in(file);
+  std::vector<std::string> out;
+  std::string line;
+  std::smatch m;
+  while (std::getline(in, line)) {
+    if (line.rfind("    /usr/bin/python3 ", 0) != 0) continue;
+    std::string cmd = Redirected(line.substr(4), tmp);
+    if (std::regex_search(cmd, m, std::regex(R"(--dump\s+(\S+))")))
+      out.push_back(m[1].str());
+  }
+  return out;
+}
 
 std::vector<std::string> Commands(const fs::path& file) {
   std::ifstream in(file);
@@ -46,13 +72,13 @@ TEST(DocCommandsTest, EveryDocumentedCommandRuns) {
   int ran = 0;
   std::vector<std::string> not_written;  // dumps of commands not run
   for (const auto& f : files) {
+    // What the file's Python commands write (run by the test below, with
+    // the lockstep commands that read it).
+    for (const std::string& py : PythonDumps(f, tmp)) {
+      not_written.push_back(py);
+    }
     for (std::string cmd : Commands(f)) {
-      // Paths under docs_out/ (dumps, logs) and output options go to tmp.
-      cmd = std::regex_replace(cmd, std::regex(R"((\s)docs_out/)"),
-                               "$1" + tmp + "/docs_out/");
-      cmd = std::regex_replace(
-          cmd, std::regex(R"((-o|--output|--json|--plot)\s+([^/\s]\S*))"),
-          "$1 " + tmp + "/$2");
+      cmd = Redirected(cmd, tmp);
       std::string binary = cmd.substr(0, cmd.find(' '));
       bool needs_missing = false;  // reads what a command not run writes
       for (const std::string& out : not_written) {
@@ -113,13 +139,36 @@ TEST(DocCommandsTest, EveryDocumentedPythonCommandRuns) {
   for (const auto& e : fs::directory_iterator(src / "docs")) {
     if (e.path().extension() == ".md") files.push_back(e.path());
   }
+  std::string tmp = ::testing::TempDir() + "lockstep_doc_py";
+  fs::remove_all(tmp);
   int ran = 0;
   for (const auto& f : files) {
     std::ifstream in(f);
     std::string line;
+    std::vector<std::string> written;  // --dump of the Python commands run
     while (std::getline(in, line)) {
-      if (line.rfind("    " + py, 0) != 0) continue;
-      std::string cmd = line.substr(4);
+      bool python = line.rfind("    " + py, 0) == 0;
+      std::string cmd =
+          Redirected(line.substr(std::min<size_t>(4, line.size())), tmp);
+      if (!python) {
+        // A lockstep command reading what a Python command above wrote
+        // runs here (the test above leaves it out).
+        bool reads = false;
+        for (const std::string& w : written)
+          reads = reads || cmd.find(w) != std::string::npos;
+        if (line.rfind("    build/bin/", 0) != 0 || !reads) continue;
+        std::string full = "cd " + src.string() + " && " + LOCKSTEP_BIN_DIR +
+                           cmd.substr(std::string("build/bin").size()) +
+                           " 2>&1";
+        int status = std::system((full + " > /dev/null").c_str());
+        EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) <= 1)
+            << f << ": " << cmd;
+        ++ran;
+        continue;
+      }
+      std::smatch m;
+      if (std::regex_search(cmd, m, std::regex(R"(--dump\s+(\S+))")))
+        written.push_back(m[1].str());
       if (cmd.find("bench/") != std::string::npos) {
         cmd =
             std::regex_replace(cmd, std::regex(R"(--reps\s+\d+)"), "--reps 1");
@@ -141,6 +190,7 @@ TEST(DocCommandsTest, EveryDocumentedPythonCommandRuns) {
     }
   }
   EXPECT_GT(ran, 0);
+  fs::remove_all(tmp);
 }
 
 }  // namespace

@@ -400,3 +400,29 @@ TEST(ValidateProbeConfigTest, CodeBuiltConfigsAreChecked) {
 
 }  // namespace
 }  // namespace lockstep
+
+namespace lockstep {
+namespace {
+
+// msprobe reads scope, list, data_mode, summary_mode and overflow_nums
+// from the task's section only: at the top level they would be ignored
+// (summary_mode md5 there once made a benchmark measure statistics).
+TEST(ProbeConfigTest, SectionKeysAtTheTopLevelAreRefused) {
+  for (const char* key :
+       {"summary_mode", "scope", "list", "data_mode", "overflow_nums"}) {
+    std::string text =
+        std::string("{\"task\": \"statistics\", \"") + key + "\": \"md5\"}";
+    auto c = ParseProbeConfig(text, "config.json");
+    ASSERT_FALSE(c.ok()) << key;
+    EXPECT_NE(c.status().message().find("task's section"), std::string::npos)
+        << c.status().message();
+  }
+  auto ok = ParseProbeConfig(
+      R"({"task": "statistics", "dump_path": "d", "statistics": {"summary_mode": "md5"}})",
+      "config.json");
+  ASSERT_TRUE(ok.ok()) << ok.status().message();
+  EXPECT_EQ(ok->task, ProbeTask::kMd5);
+}
+
+}  // namespace
+}  // namespace lockstep

@@ -23,7 +23,7 @@ LIB = os.path.join(BUILD, "lib", "liblockstep_py.so")
 def run(knobs, tmp):
     dump = os.path.join(tmp, "dump")
     cfg = {"task": "tensor", "level": "L1", "dump_path": dump}
-    with lockstep_probe.Probe(cfg, LIB) as p:
+    with lockstep_probe.Probe(cfg, lib=LIB) as p:
         tiny_gpt.train(knobs, 1, probe=p)
     return os.path.join(dump, "step0", "rank0")
 

@@ -24,7 +24,7 @@ def train(dump, steps=2, fault=False, dumped=True, task="statistics",
     x = torch.randn(32, 8)
     cfg = {"task": task, "level": "L1", "dump_path": dump}
     lib = os.path.join(BUILD, "lib", "liblockstep_py.so")
-    with lockstep_probe.Probe(cfg, lib, tensor_format=tensor_format) as p:
+    with lockstep_probe.Probe(cfg, lib=lib, tensor_format=tensor_format) as p:
         for _ in range(steps):
             opt.zero_grad()
             h = F.relu(F.linear(x, w1))

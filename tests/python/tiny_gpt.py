@@ -241,5 +241,5 @@ if __name__ == "__main__":
     lib, dump, task, steps, knobs = sys.argv[1:6]
     cfg = {"task": task, "level": "L1", "dump_path": dump}
     _, losses = train(Knobs(**json.loads(knobs)), int(steps),
-                      probe=lockstep_probe.Probe(cfg, lib))
+                      probe=lockstep_probe.Probe(cfg, lib=lib))
     print(json.dumps(losses))

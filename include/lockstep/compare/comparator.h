@@ -8,8 +8,10 @@
 #define LOCKSTEP_COMPARE_COMPARATOR_H_
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "lockstep/compare/op_rows.h"
@@ -33,6 +35,13 @@ struct CompareOptions {
   bool fuzzy_match = false;            // msprobe -fm
   AlignMode align = AlignMode::kAuto;  // ignored with fuzzy_match
   bool renumber_params_grad = false;
+  // msprobe's -dm: target row name -> baseline row name (matching.h); the
+  // op streams are then not aligned. Null or empty: none.
+  std::shared_ptr<const std::unordered_map<std::string, std::string>>
+      data_mapping;
+  // Only these steps / ranks of each side (empty: all). A step or rank
+  // asked for that one side lacks is an error (CompareDumpRows).
+  std::vector<int64_t> steps, ranks;
   int jobs = 1;              // rows compared in parallel (tensor mode)
   TensorLoader load_tensor;  // REQUIRES: set for tensor mode
   // Called with (rows done, rows total) as rows are compared; may be empty.

@@ -11,6 +11,7 @@
 #define LOCKSTEP_COMPARE_MATCHING_H_
 
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "lockstep/compare/op_rows.h"
@@ -23,10 +24,16 @@ struct MatchOptions {
   // without it step N of one run and step M != N of another leave them
   // unmatched).
   bool renumber_params_grad = false;
+  // msprobe's -dm data_mapping: target row name -> the baseline row name it
+  // is compared with (the first baseline row of that key, which other
+  // target rows may be compared with too, as msprobe's merge does); rows
+  // not in it match as usual. With a mapping the dtype gate is off (as
+  // msprobe).
+  const std::unordered_map<std::string, std::string>* data_mapping = nullptr;
 };
 
 // For each target row, the index of its baseline row, or -1. A baseline row
-// is used at most once.
+// is used at most once (except by data_mapping's rows).
 std::vector<int> MatchRows(const std::vector<OpRow>& target,
                            const std::vector<OpRow>& baseline,
                            const MatchOptions& options);

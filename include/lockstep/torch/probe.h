@@ -40,6 +40,7 @@
 #include <torch/nn/module.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -73,6 +74,14 @@ struct ProbeOptions {
   // a LeNet step on ext4, no gain on tmpfs). Stop() waits for all either
   // way.
   bool write_behind = false;
+  // Where forward entries' call stacks come from, for stack.json (msprobe's
+  // HEAD format, reference/msprobe.md 2.5): frames innermost first, each
+  // "File {path}, line {n}, in {func}, \n {code}". Empty (C++, where no
+  // source stack is at hand): no stack.json. The Python probe sets it to
+  // read the Python frames. Called without the probe's lock, on the thread
+  // of the call, once per entry name: a name that recurs in a later step
+  // (the same call of the same loop) keeps the stack of its first call.
+  std::function<std::vector<std::string>()> stack_frames;
 };
 
 class ProbeImpl;
@@ -113,6 +122,24 @@ class Probe {
   // that ModuleScope entries read Module.conv1.Conv2d.forward.0, and hooks
   // every parameter's gradient (parameters_grad entries).
   void RegisterModel(const torch::nn::Module& root);
+
+  // The same for a front end without torch::nn::Module (the Python probe),
+  // by msprobe's module name prefix ("Module.layers.0.attn.Attention"):
+  // hooks the gradients of `params` (the module's own parameters; those
+  // that require grad) for its parameters_grad entries. ClearParameters
+  // removes every such hook.
+  void RegisterParameters(const std::string& module,
+                          const std::vector<std::string>& names,
+                          const std::vector<at::Tensor>& params);
+  void ClearParameters();
+  // One call of such a module: its inputs and own parameters now (returns
+  // a token, -1 when nothing is recorded), its outputs at EndModuleCall,
+  // which closes the call (operators between the two get it as their
+  // parent in construct.json). Calls nest; each Begin needs its End.
+  int64_t BeginModuleCall(
+      const std::string& module, const std::vector<at::Tensor>& inputs,
+      const std::vector<std::pair<std::string, at::Tensor>>& params);
+  void EndModuleCall(int64_t token, const std::vector<at::Tensor>& outputs);
 
   ProbeImpl* impl() { return impl_.get(); }
 

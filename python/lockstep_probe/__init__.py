@@ -1,0 +1,374 @@
+"""Dump a PyTorch training loop with lockstep's C++ probe, in msprobe's layout.
+
+    import lockstep_probe
+    probe = lockstep_probe.Probe(task="statistics", level="mix",
+                                 dump_path="dump", model=model)
+    with probe:
+        for batch in data:
+            loss = model(batch).sum(); loss.backward(); opt.step()
+            probe.step()
+
+then `lockstep compare dump_a dump_b -o out`. The probe sees every ATen
+operator (forward and backward; level L1 and mix), and with `model` each
+submodule's calls (level L0 and mix: `Module.<path>.<Class>.forward.<n>`,
+their backward, and `parameters_grad`), and writes step{N}/rank{R}/ with
+dump.json, stack.json (the Python lines of each call) and construct.json
+(each entry's module), as msprobe's PrecisionDebugger does.
+
+The configuration is msprobe's config.json: a dict, a path to such a file,
+or keyword arguments (`task`, `dump_path`, `level`, `step`, `rank`, `scope`,
+`list`, `data_mode`, `summary_mode`, `extra_info`, `tensor_format`,
+`overflow_nums`), which override the file's keys. A misspelled key is an
+error that names the key meant.
+
+A dump that cannot be written (unwritable path, full disk) never stops the
+loop: start(), step() and stop() warn (RuntimeWarning, at the caller's line)
+saying what was lost, and the dump.json files that could be written list it
+under "skipped". A misspelled or mistyped configuration key raises
+ValueError (TypeError for a keyword argument); a value lockstep cannot use,
+a dump path holding an earlier dump, or two probes started at once raise
+RuntimeError.
+
+The C++ library is build/lib/liblockstep_py.so of the source tree, the copy
+installed next to this file by `pip install .`, or $LOCKSTEP_PY_LIB.
+"""
+import difflib
+import json
+import os
+import random
+import sys
+import warnings
+
+import torch
+
+__all__ = ["Probe", "seed_all", "load"]
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_LIB_NAME = "liblockstep_py.so"
+_CANDIDATES = (
+    os.path.join(_HERE, _LIB_NAME),  # installed by pip
+    os.path.join(_HERE, "..", "..", "build", "lib", _LIB_NAME),  # source tree
+)
+
+# msprobe's config.json keys: those lockstep reads, and those it accepts and
+# ignores (msprobe features lockstep does not have).
+_TOP_KEYS = {"task", "dump_path", "level", "step", "rank", "extra_info",
+             "tensor_format"}
+_SECTION_KEYS = {"scope", "list", "data_mode", "summary_mode",
+                 "overflow_nums"}
+_TASKS = {"statistics", "tensor", "md5", "overflow_check"}
+_IGNORED_TOP = {"enable_dataloader", "async_dump", "seed", "is_deterministic",
+                "precision", "framework", "acl_config", "online_run_ut",
+                "nfs_path", "host", "port"}
+_IGNORED_SECTIONS = {"free_benchmark", "run_ut", "grad_probe", "structure",
+                     "exception_dump"}
+_IGNORED_SECTION_KEYS = {"file_format", "check_mode", "bench_path",
+                         "online_run_ut", "nfs_path", "host", "port",
+                         "error_data_path"}
+# Keyword arguments that go into the task's section of the config.
+_KEYWORD_SECTION = _SECTION_KEYS
+_KEYWORDS = _TOP_KEYS | _SECTION_KEYS
+
+_started = None  # the Probe started in this process, if any
+
+
+def load(path=None):
+    """Loads the probe operators into torch.ops.lockstep (once) and returns
+    that namespace. `path`: the library; default $LOCKSTEP_PY_LIB, then the
+    installed copy, then the source tree's build/lib."""
+    if hasattr(torch.ops.lockstep, "start"):
+        return torch.ops.lockstep
+    path = path or os.environ.get("LOCKSTEP_PY_LIB")
+    if path is None:
+        path = next((p for p in _CANDIDATES if os.path.exists(p)), None)
+        if path is None:
+            raise ImportError(
+                "lockstep: liblockstep_py.so not found (looked at "
+                + ", ".join(os.path.normpath(p) for p in _CANDIDATES)
+                + "); build it (bash scripts/setup.sh lockstep_py), "
+                "`pip install .` the source tree, or set LOCKSTEP_PY_LIB")
+    torch.ops.load_library(os.fspath(path))
+    return torch.ops.lockstep
+
+
+def _caller_level():
+    """The stacklevel of warnings.warn that names the first frame outside
+    this package (the user's line)."""
+    level, f = 1, sys._getframe(1)
+    while f is not None and os.path.dirname(
+            os.path.abspath(f.f_code.co_filename)) == _HERE:
+        f = f.f_back
+        level += 1
+    return level
+
+
+def _warn(problem):
+    if problem:
+        warnings.warn(problem, RuntimeWarning, stacklevel=_caller_level())
+
+
+def _did_you_mean(key, known):
+    close = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def _check_keys(config):
+    """Raises ValueError for a key msprobe's config.json does not have."""
+    if not isinstance(config, dict):
+        raise ValueError(f"lockstep: the config must be a dict, not "
+                         f"{type(config).__name__}")
+    known = _TOP_KEYS | _IGNORED_TOP | _TASKS | _IGNORED_SECTIONS
+    for key, value in config.items():
+        if key not in known:
+            raise ValueError(f"lockstep: unknown config key {key!r}"
+                             + _did_you_mean(key, known))
+        if key in _TASKS and isinstance(value, dict):
+            section = _SECTION_KEYS | _IGNORED_SECTION_KEYS
+            for k in value:
+                if k not in section:
+                    raise ValueError(
+                        f"lockstep: unknown key {k!r} in the {key!r} section"
+                        + _did_you_mean(k, section))
+
+
+def _read_config(config):
+    if config is None:
+        return {}
+    if isinstance(config, (str, bytes, os.PathLike)):
+        path = os.fspath(config)
+        try:
+            with open(path) as f:
+                return json.load(f)
+        except OSError as e:
+            raise ValueError(f"lockstep: config {path}: {e.strerror}") from e
+        except json.JSONDecodeError as e:
+            raise ValueError(f"lockstep: config {path}: {e}") from e
+    if isinstance(config, dict):
+        return dict(config)
+    raise ValueError("lockstep: config must be a dict, a path to a "
+                     f"config.json, or None; got {type(config).__name__}")
+
+
+def _tensors(value, out):
+    """The tensors in `value` (nested tuples, lists, dicts), in order."""
+    if isinstance(value, torch.Tensor):
+        out.append(value)
+    elif isinstance(value, (tuple, list)):
+        for v in value:
+            _tensors(v, out)
+    elif isinstance(value, dict):
+        for v in value.values():
+            _tensors(v, out)
+    return out
+
+
+class Probe:
+    """A dump of a training loop: started on `with` (or start()), a step
+    ended by step(), stopped on leaving `with` (or stop()).
+
+    config: msprobe's config.json as a dict or a path (str or pathlib.Path),
+        or None for the defaults (task statistics, level L1, dump_path
+        "./dump").
+    model: the torch.nn.Module being trained: at level L0 and mix, its
+        submodules' calls and parameter gradients are dumped (and named by
+        their path in the model, as msprobe names them).
+    lib: the path of liblockstep_py.so (default: see load()).
+    Keyword arguments override config keys: task, dump_path, level, step,
+        rank, scope, list, data_mode, summary_mode, extra_info,
+        tensor_format ("npy" or "pack"), overflow_nums.
+
+    One probe records at a time in a process: start() of a second one while
+    the first is started raises RuntimeError.
+    """
+
+    def __init__(self, config=None, model=None, *, lib=None, **overrides):
+        self._ops = load(lib)
+        cfg = _read_config(config)
+        for key, value in overrides.items():
+            if key not in _KEYWORDS:
+                raise TypeError(f"Probe() got an unexpected keyword argument "
+                                f"{key!r}" + _did_you_mean(key, _KEYWORDS))
+            if value is None:  # not given
+                continue
+            if isinstance(value, os.PathLike):
+                value = os.fspath(value)
+            if key in _KEYWORD_SECTION:
+                task = overrides.get("task", cfg.get("task", "statistics"))
+                cfg.setdefault(task, {})[key] = value
+            else:
+                cfg[key] = value
+        cfg.setdefault("task", "statistics")
+        cfg.setdefault("level", "L1")
+        cfg.setdefault("dump_path", "./dump")
+        if isinstance(cfg["dump_path"], os.PathLike):
+            cfg["dump_path"] = os.fspath(cfg["dump_path"])
+        _check_keys(cfg)
+        self._config = cfg
+        self._model = model
+        self._hooks = []
+        self.started = False  # between start() and stop()
+
+    # -- configuration and state ------------------------------------------
+    @property
+    def config(self):
+        """The configuration in effect (a copy)."""
+        return json.loads(json.dumps(self._config))
+
+    @property
+    def dump_path(self):
+        return self._config["dump_path"]
+
+    @property
+    def level(self):
+        return self._config["level"]
+
+    @property
+    def task(self):
+        return self._config["task"]
+
+    def _status(self):
+        if _started is not self:
+            return None
+        return list(self._ops.status())
+
+    @property
+    def current_step(self):
+        """The step being recorded (None when not started)."""
+        s = self._status()
+        return None if s is None or s[1] < 0 else s[1]
+
+    @property
+    def rank(self):
+        s = self._status()
+        return None if s is None or s[2] < 0 else s[2]
+
+    @property
+    def overflow_count(self):
+        """Task overflow_check: the overflowing entries kept so far."""
+        s = self._status()
+        return 0 if s is None else s[4]
+
+    def entries(self):
+        """The entries recorded so far in the current step."""
+        s = self._status()
+        return 0 if s is None else s[3]
+
+    # -- lifecycle --------------------------------------------------------
+    def start(self, model=None):
+        """Starts dumping (step `step`'s first number, 0 by default).
+        `model`: as the constructor's, if not given there."""
+        global _started
+        if model is not None:
+            self._model = model
+        if _started is self:
+            raise RuntimeError("lockstep: this probe is already started")
+        if _started is not None:
+            raise RuntimeError(
+                "lockstep: another Probe (dump_path "
+                f"{_started.dump_path!r}) is started in this process; "
+                "stop() it first")
+        try:
+            # Frames of this file are the probe's (co_filename is __file__
+            # as imported, unnormalized).
+            problem = self._ops.start(json.dumps(self._config),
+                                      os.path.dirname(__file__) + os.sep)
+        except RuntimeError as e:
+            text = str(e).split("\n")[0]
+            if "lockstep:" in text:  # lockstep's message, not C++'s trace
+                raise RuntimeError(text[text.index("lockstep:"):]) from None
+            raise
+        _started = self
+        self.started = True
+        if self._model is not None and self.level in ("L0", "mix"):
+            self._attach(self._model)
+        _warn(problem)
+        return self
+
+    def step(self):
+        """Ends the current step (its dump.json is written) and begins the
+        next."""
+        if _started is not self:
+            raise RuntimeError("lockstep: step() of a probe not started")
+        _warn(self._ops.step())
+
+    def stop(self):
+        """Ends the last step and waits until every file is written. Does
+        nothing if this probe is not started."""
+        global _started
+        if _started is not self:
+            return
+        self._detach()
+        _started = None
+        self.started = False
+        _warn(self._ops.stop())
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+        return False
+
+    def __repr__(self):
+        state = "started" if self.started else "stopped"
+        return (f"<lockstep_probe.Probe {self.task} {self.level} "
+                f"{self.dump_path!r} {state}>")
+
+    # -- modules ----------------------------------------------------------
+    def _attach(self, model):
+        """Hooks every submodule of `model` (msprobe leaves the root out)."""
+        ops = self._ops
+        for path, module in model.named_modules():
+            if not path:
+                continue
+            prefix = f"Module.{path}.{type(module).__name__}"
+            named = list(module.named_parameters(recurse=False))
+            names = [n for n, _ in named]
+            params = [p for _, p in named]
+            if params:
+                ops.register_params(prefix, names, params)
+            tokens = []
+
+            def pre(mod, args, prefix=prefix, names=names, params=params,
+                    tokens=tokens):
+                tokens.append(ops.module_begin(
+                    prefix, _tensors(args, []), names, params))
+
+            def post(mod, args, output, tokens=tokens):
+                if tokens:
+                    ops.module_end(tokens.pop(), _tensors(output, []))
+
+            self._hooks.append(module.register_forward_pre_hook(pre))
+            self._hooks.append(module.register_forward_hook(post))
+
+    def _detach(self):
+        for h in self._hooks:
+            h.remove()
+        self._hooks = []
+        if self._model is not None:
+            self._ops.clear_params()
+
+
+def seed_all(seed=1234, mode=False):
+    """Seeds Python's random, NumPy (if present) and torch (CPU and CUDA)
+    with `seed`, and sets PYTHONHASHSEED for child processes; `mode=True`
+    also makes torch choose deterministic algorithms (and cuDNN's), as
+    msprobe's seed_all does. Returns the seed."""
+    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+        raise ValueError(f"lockstep: seed must be an int >= 0, not {seed!r}")
+    random.seed(seed)
+    os.environ["PYTHONHASHSEED"] = str(seed)
+    try:
+        import numpy
+        numpy.random.seed(seed % 2**32)
+    except ImportError:
+        pass
+    torch.manual_seed(seed)
+    if torch.cuda.is_available():
+        torch.cuda.manual_seed_all(seed)
+    if mode:
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+        torch.use_deterministic_algorithms(True)
+        torch.backends.cudnn.deterministic = True
+        torch.backends.cudnn.benchmark = False
+    return seed

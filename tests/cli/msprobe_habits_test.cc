@@ -1,0 +1,180 @@
+// The CLI as msprobe users (and anyone mistyping) meet it: --version,
+// `lockstep help <command>`, "did you mean" for commands and options, an
+// example in every --help, and compare's msprobe flags (-tp/-gp, -dm,
+// -fm, --output_path, default ./output) and --step/--rank selection.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "testing/run_lockstep.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using lockstep::testing::CmdRun;
+using lockstep::testing::RunCommand;
+using lockstep::testing::RunLockstep;
+
+const std::string kFix = std::string(LOCKSTEP_FIXTURES_DIR) + "/msprobe";
+const std::string kStatA = kFix + "/toy/statA/out/step0/proc18486";
+
+std::string Slurp(const fs::path& p) {
+  std::ifstream in(p);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+class MsprobeHabitsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    tmp_ =
+        fs::path(::testing::TempDir()) /
+        ("habits_" +
+         std::string(
+             ::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::remove_all(tmp_);
+    fs::create_directories(tmp_);
+  }
+  void TearDown() override { fs::remove_all(tmp_); }
+  bool HaveFixtures() const { return fs::exists(kStatA); }
+  fs::path tmp_;
+};
+
+TEST_F(MsprobeHabitsTest, VersionAndHelpCommand) {
+  CmdRun v = RunLockstep("--version");
+  EXPECT_EQ(v.code, 0);
+  EXPECT_EQ(v.out.rfind("lockstep ", 0), 0u) << v.out;
+  CmdRun h = RunLockstep("help compare");
+  EXPECT_EQ(h.code, 0) << h.out;
+  EXPECT_NE(h.out.find("BASELINE"), std::string::npos) << h.out;
+  EXPECT_EQ(RunLockstep("help").code, 0);
+  CmdRun bad = RunLockstep("help nonsense");
+  EXPECT_EQ(bad.code, 2);
+}
+
+TEST_F(MsprobeHabitsTest, DidYouMean) {
+  CmdRun c = RunLockstep("comapre a b");
+  EXPECT_EQ(c.code, 2);
+  EXPECT_NE(c.out.find("did you mean 'compare'?"), std::string::npos) << c.out;
+  CmdRun far = RunLockstep("zzzzzzzz");
+  EXPECT_EQ(far.code, 2);
+  EXPECT_EQ(far.out.find("did you mean"), std::string::npos) << far.out;
+  CmdRun o = RunLockstep("compare a b --outptu x");
+  EXPECT_EQ(o.code, 2);
+  EXPECT_NE(o.out.find("did you mean '--output'?"), std::string::npos) << o.out;
+  CmdRun f = RunLockstep("curve --metirc loss x.json");
+  EXPECT_EQ(f.code, 2);
+  EXPECT_NE(f.out.find("did you mean '--metric'?"), std::string::npos) << f.out;
+}
+
+TEST_F(MsprobeHabitsTest, EveryHelpHasAnExample) {
+  for (const char* cmd : {"compare", "overflow", "inspect", "export", "curve",
+                          "rng", "schedule", "env"}) {
+    CmdRun h = RunLockstep(std::string(cmd) + " --help");
+    EXPECT_EQ(h.code, 0) << cmd;
+    EXPECT_NE(h.out.find("lockstep " + std::string(cmd)), std::string::npos)
+        << cmd << " --help shows no example:\n"
+        << h.out;
+  }
+}
+
+TEST_F(MsprobeHabitsTest, TargetAndGoldenPathFlags) {
+  if (!HaveFixtures()) GTEST_SKIP() << "fixtures not found";
+  fs::path a = tmp_ / "a", b = tmp_ / "b";
+  CmdRun pos =
+      RunLockstep("compare " + kStatA + " " + kStatA + " -o " + a.string());
+  CmdRun flags = RunLockstep("compare -tp " + kStatA + " -gp " + kStatA +
+                             " --output_path " + b.string());
+  ASSERT_EQ(pos.code, 0) << pos.out;
+  ASSERT_EQ(flags.code, 0) << flags.out;
+  // The same verdict line (the last line) either way.
+  auto last = [](const std::string& s) {
+    std::string t = s.substr(0, s.find_last_not_of('\n') + 1);
+    return t.substr(t.rfind('\n') + 1);
+  };
+  EXPECT_EQ(last(pos.out), last(flags.out));
+  EXPECT_TRUE(fs::exists(b / "summary.json"));
+  // Mixed: one positional and -gp.
+  CmdRun mixed = RunLockstep("compare " + kStatA + " -gp " + kStatA + " -o " +
+                             (tmp_ / "c").string());
+  EXPECT_EQ(mixed.code, 0) << mixed.out;
+  // Twice, or neither.
+  EXPECT_EQ(RunLockstep("compare " + kStatA + " " + kStatA + " -tp " + kStatA +
+                        " -o " + (tmp_ / "d").string())
+                .code,
+            2);
+  CmdRun none = RunLockstep("compare -o " + (tmp_ / "e").string());
+  EXPECT_EQ(none.code, 2);
+  EXPECT_NE(none.out.find("TARGET and BASELINE"), std::string::npos)
+      << none.out;
+}
+
+TEST_F(MsprobeHabitsTest, DefaultOutputIsDotOutput) {
+  if (!HaveFixtures()) GTEST_SKIP() << "fixtures not found";
+  CmdRun r = RunCommand("cd " + tmp_.string() + " && " +
+                        std::string(LOCKSTEP_BIN_DIR) + "/lockstep compare " +
+                        kStatA + " " + kStatA + " -q");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_TRUE(fs::exists(tmp_ / "output" / "summary.json"));
+}
+
+TEST_F(MsprobeHabitsTest, DataMappingPairsTheRowsItNames) {
+  if (!HaveFixtures()) GTEST_SKIP() << "fixtures not found";
+  // The same run on both sides passes; mapping relu's output onto the
+  // linear output before it (same shape, negatives not zeroed) must not.
+  fs::path map = tmp_ / "map.yaml";
+  std::ofstream(map) << "# msprobe -dm\n"
+                        "Functional.relu.0.forward.output.0: "
+                        "Functional.linear.0.forward.output.0\n";
+  fs::path out = tmp_ / "mapped";
+  CmdRun r = RunLockstep("compare -tp " + kStatA + " -gp " + kStatA + " -dm " +
+                         map.string() + " -o " + out.string());
+  EXPECT_EQ(r.code, 1) << r.out;
+  std::string summary = Slurp(out / "summary.json");
+  EXPECT_NE(summary.find("\"entry\":\"Functional.relu.0.forward\""),
+            std::string::npos)
+      << summary;
+  // A broken mapping file is a clear error naming the line.
+  std::ofstream(tmp_ / "bad.yaml") << "a: b\n  nested: c\n";
+  CmdRun bad = RunLockstep("compare " + kStatA + " " + kStatA + " -dm " +
+                           (tmp_ / "bad.yaml").string() + " -o " +
+                           (tmp_ / "x").string());
+  EXPECT_EQ(bad.code, 3) << bad.out;
+  EXPECT_NE(bad.out.find("line 2"), std::string::npos) << bad.out;
+}
+
+TEST_F(MsprobeHabitsTest, StepAndRankSelection) {
+  if (!HaveFixtures()) GTEST_SKIP() << "fixtures not found";
+  // The root holds steps 0 and 1; step1/ only step 1. Without --step,
+  // step 0 is in the target only; with --step 1 nothing is left over; with
+  // --step 0 the baseline lacks it.
+  const std::string qs = kFix + "/quick_start";
+  CmdRun all = RunLockstep("compare " + qs + " " + qs + "/step1 -o " +
+                           (tmp_ / "all").string());
+  EXPECT_EQ(all.code, 0) << all.out;
+  EXPECT_NE(all.out.find("step 0 is in the target only"), std::string::npos)
+      << all.out;
+  CmdRun one =
+      RunLockstep("compare " + qs + " " + qs + "/step1 --step 1 --rank 0 -o " +
+                  (tmp_ / "one").string());
+  EXPECT_EQ(one.code, 0) << one.out;
+  EXPECT_EQ(one.out.find("in the target only"), std::string::npos) << one.out;
+  EXPECT_NE(one.out.find("PASS: 2822 rows"), std::string::npos) << one.out;
+  CmdRun zero = RunLockstep("compare " + qs + " " + qs + "/step1 --step 0 -o " +
+                            (tmp_ / "zero").string());
+  EXPECT_EQ(zero.code, 3) << zero.out;
+  EXPECT_NE(zero.out.find("has no step 0"), std::string::npos) << zero.out;
+  CmdRun rank = RunLockstep("compare " + qs + " " + qs + " --rank 3 -o " +
+                            (tmp_ / "r3").string());
+  EXPECT_EQ(rank.code, 3) << rank.out;
+  EXPECT_NE(rank.out.find("has no rank 3"), std::string::npos) << rank.out;
+  CmdRun missing = RunLockstep("compare " + qs + " " + qs + " --step 7 -o " +
+                               (tmp_ / "s7").string());
+  EXPECT_EQ(missing.code, 3) << missing.out;
+  EXPECT_NE(missing.out.find("has no step 7"), std::string::npos)
+      << missing.out;
+}
+
+}  // namespace
