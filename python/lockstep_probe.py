@@ -43,10 +43,12 @@ class Probe:
     """Starts on enter (or start()), stops on exit. `config` is a dict with
     msprobe's config.json keys, or a path to such a file.
 
-    tensor_format="pack" (or the config key "tensor_format": "pack") writes
-    tensor mode's tensors into one dump_tensor_data.pack per step and rank
-    instead of one .npy file each (docs/packed_format.md); every lockstep
-    command reads it, and `lockstep export` turns it into msprobe's layout.
+    Tensor mode writes one .pt file per tensor (torch.save's format, which
+    msprobe's PyTorch compare loads). tensor_format="npy" (or the config
+    key "tensor_format": "npy") writes .npy files instead; "pack" writes
+    one dump_tensor_data.pack per step and rank (docs/packed_format.md):
+    every lockstep command reads it, and `lockstep export` turns it into
+    msprobe's layout.
     """
 
     def __init__(self, config, lib=None, tensor_format=None):
