@@ -40,7 +40,7 @@ struct Args {
   std::string dump;
   std::string config;
   std::string task = "statistics";
-  std::string tensor_format = "npy";
+  std::string tensor_format = "pt";
   std::string level = "L1";
   std::string fault = "none";
   std::string log;
@@ -87,8 +87,8 @@ lockstep::StatusOr<lockstep::ProbeConfig> ProbeConfigFor(const Args& a) {
   c.dump_path = a.dump;
   LOCKSTEP_ASSIGN_OR_RETURN(c.task, lockstep::ParseProbeTask(a.task));
   LOCKSTEP_ASSIGN_OR_RETURN(c.level, lockstep::ParseProbeLevel(a.level));
-  if (a.tensor_format == "pack")
-    c.tensor_format = lockstep::TensorFormat::kPack;
+  LOCKSTEP_ASSIGN_OR_RETURN(c.tensor_format,
+                            lockstep::ParseTensorFormat(a.tensor_format));
   return c;
 }
 
@@ -210,10 +210,12 @@ int main(int argc, char** argv) {
   app.add_option("--task", a.task, "statistics, tensor, md5 or overflow_check")
       ->check(CLI::IsMember({"statistics", "tensor", "md5", "overflow_check"}));
   app.add_option("--tensor-format", a.tensor_format,
-                 "how tensor mode stores tensors: npy (one file each, "
-                 "msprobe's layout) or pack (one dump_tensor_data.pack per "
-                 "step and rank; lockstep export converts it)")
-      ->check(CLI::IsMember({"npy", "pack"}));
+                 "how tensor mode stores tensors: pt or npy (one file each, "
+                 "msprobe's layout; msprobe's PyTorch compare reads pt) or "
+                 "pack (one dump_tensor_data.pack per step and rank; "
+                 "lockstep export converts it)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"pt", "npy", "pack"}));
   app.add_option("--level", a.level, "L1 (operators), L0 (modules) or mix")
       ->check(CLI::IsMember({"L0", "L1", "mix"}));
   app.add_option("--fault", a.fault,

@@ -175,7 +175,13 @@ class Probe:
     lib: the path of liblockstep_py.so (default: see load()).
     Keyword arguments override config keys: task, dump_path, level, step,
         rank, scope, list, data_mode, summary_mode, extra_info,
-        tensor_format ("npy" or "pack"), overflow_nums.
+        tensor_format, overflow_nums.
+
+    Tensor mode (task="tensor") writes one .pt file per tensor (torch.save's
+    format, which msprobe's PyTorch compare loads); tensor_format="npy"
+    writes .npy files instead, "pack" one dump_tensor_data.pack per step and
+    rank (docs/packed_format.md), which every lockstep command reads and
+    `lockstep export` turns into msprobe's layout.
 
     One probe records at a time in a process: start() of a second one while
     the first is started raises RuntimeError.

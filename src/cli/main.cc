@@ -22,7 +22,7 @@ void PrintUsage() {
       "            fp16/bf16 maximum, first one first\n"
       "  inspect   show what a dump holds\n"
       "  export    write a dump (a packed one too) in msprobe's layout:\n"
-      "            one .npy file per tensor under dump_tensor_data/\n"
+      "            one .pt (or .npy) file per tensor under dump_tensor_data/\n"
       "  curve     compare training loss curves (HuggingFace, Megatron, CSV,\n"
       "            JSONL, TensorBoard logs) step by step; plot them\n"
       "  rng       print a reproducible Philox random stream (uint32, "

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "lockstep/format/npy.h"
+#include "lockstep/format/tensor_file.h"
 
 namespace lockstep {
 
@@ -97,7 +97,7 @@ void BackgroundWriter::Run() {
     direct.atomic = false;
     Status st = is_task    ? job.task()
                 : job.pack ? job.pack->Append(job.path, job.tensor)
-                           : WriteNpy(job.path, job.tensor, direct);
+                           : WriteTensorFile(job.path, job.tensor, direct);
     size_t bytes = is_task ? 0 : job.tensor.nbytes();
     std::string path = std::move(job.path);
     job = Job{};  // release the tensor's memory before taking the lock

@@ -167,7 +167,9 @@ StatusOr<DumpWriter::TensorTarget> DumpWriter::TensorTargetFor(
         StrCat("tensor name '", stem, "'"),
         "not a file name (empty, '.', '..', or has '/' or NUL)");
   }
-  TensorTarget target{"", nullptr, StrCat(stem, ".npy")};
+  TensorFileFormat format =
+      options_.pack_tensors ? TensorFileFormat::kNpy : options_.tensor_file;
+  TensorTarget target{"", nullptr, StrCat(stem, TensorFileExtension(format))};
   if (options_.pack_tensors) {
     if (pack_ == nullptr) {
       if (saved_tensors_) {
@@ -197,7 +199,7 @@ StatusOr<std::string> DumpWriter::SaveTensor(std::string_view stem,
   if (target.pack != nullptr) {
     LOCKSTEP_RETURN_IF_ERROR(target.pack->Append(target.data_name, t));
   } else {
-    LOCKSTEP_RETURN_IF_ERROR(WriteNpy(target.path, t, options_.npy));
+    LOCKSTEP_RETURN_IF_ERROR(WriteTensorFile(target.path, t, options_.npy));
   }
   return std::move(target.data_name);
 }

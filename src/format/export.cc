@@ -4,11 +4,16 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <unordered_map>
 
 #include "format/str_cat.h"
 #include "lockstep/core/file.h"
 #include "lockstep/format/crc32.h"
 #include "lockstep/format/discovery.h"
+#include "lockstep/format/dump_reader.h"
+#include "lockstep/format/dump_writer.h"
+#include "lockstep/format/npy.h"
+#include "lockstep/format/pt_writer.h"
 #include "lockstep/format/rank_tensors.h"
 #include "lockstep/format/tensor_pack.h"
 
@@ -27,24 +32,86 @@ Status ExportCopyFile(const std::string& from, const std::string& to) {
   return f->CheckIntact();
 }
 
+// data_name -> the name of the file exported for it, where they differ.
+using Renames = std::unordered_map<std::string, std::string>;
+
+// "x.npy" -> "x.pt".
+std::string PtNameFor(const std::string& npy_name) {
+  std::string_view stem = npy_name;
+  if (stem.size() > 4 && stem.substr(stem.size() - 4) == ".npy")
+    stem.remove_suffix(4);
+  return StrCat(stem, ".pt");
+}
+
+// Writes the .npy bytes of pack entry `e` as the file msprobe's layout
+// holds: those bytes, or the tensor they hold as torch.save writes it.
+Status ExportEntry(const PackEntry& e, std::string_view bytes,
+                   const std::string& subject, const std::string& data_dir,
+                   TensorFileFormat format, Renames* renames,
+                   ExportSummary* s) {
+  if (format == TensorFileFormat::kNpy) {
+    LOCKSTEP_RETURN_IF_ERROR(
+        WriteFileDirect(StrCat(data_dir, "/", e.name), bytes));
+    s->bytes += static_cast<int64_t>(bytes.size());
+    return Status::Ok();
+  }
+  LOCKSTEP_ASSIGN_OR_RETURN(Tensor t, ReadNpyFromBuffer(bytes, subject));
+  std::string name = PtNameFor(e.name);
+  StatusOr<std::string> pt = EncodePt(t, PtArchiveName(name));
+  if (!pt.ok()) return pt.status().WithContext(subject);
+  LOCKSTEP_RETURN_IF_ERROR(WriteFileDirect(StrCat(data_dir, "/", name), *pt));
+  s->bytes += static_cast<int64_t>(pt->size());
+  (*renames)[e.name] = std::move(name);
+  return Status::Ok();
+}
+
 // Writes every entry of the pack as its own file in `data_dir`, after
 // checking both of its CRC-32s.
 Status ExportPack(const PackReader& pack, const std::string& data_dir,
-                  ExportSummary* s) {
+                  TensorFileFormat format, Renames* renames, ExportSummary* s) {
   for (const PackEntry& e : pack.entries()) {
     std::string_view bytes = pack.bytes().substr(e.offset, e.size);
+    std::string subject = StrCat(pack.path(), ": entry '", e.name, "'");
     if (Crc32(bytes.substr(0, e.head)) != e.head_crc ||
         Crc32(bytes.substr(e.head)) != e.data_crc) {
       return Status::Corruption(
-          StrCat(pack.path(), ": entry '", e.name, "'"),
-          "its bytes do not match the CRC-32 the index records");
+          subject, "its bytes do not match the CRC-32 the index records");
     }
     LOCKSTEP_RETURN_IF_ERROR(
-        WriteFileDirect(StrCat(data_dir, "/", e.name), bytes));
+        ExportEntry(e, bytes, subject, data_dir, format, renames, s));
     ++s->tensors;
-    s->bytes += static_cast<int64_t>(e.size);
   }
   return Status::Ok();
+}
+
+// `v` with every "data_name" string that `renames` holds renamed.
+PyValue RenameDataNames(PyValue v, const Renames& renames) {
+  if (v.kind() == PyValue::Kind::kList) {
+    std::vector<PyValue> items = v.TakeItems();
+    for (PyValue& item : items)
+      item = RenameDataNames(std::move(item), renames);
+    return PyValue::List(std::move(items));
+  }
+  if (v.kind() != PyValue::Kind::kDict) return v;
+  std::vector<std::pair<std::string, PyValue>> fields = v.TakeFields();
+  for (auto& [key, value] : fields) {
+    auto it = key == "data_name" && value.kind() == PyValue::Kind::kStr
+                  ? renames.find(value.as_str())
+                  : renames.end();
+    value = it != renames.end() ? PyValue::Str(it->second)
+                                : RenameDataNames(std::move(value), renames);
+  }
+  return PyValue::Dict(std::move(fields));
+}
+
+// dump.json with its data_names renamed to the files exported for them
+// (written as json.dump(..., indent=1) writes it, as the probe wrote it).
+Status ExportRenamedDumpJson(const std::string& from, const std::string& to,
+                             const Renames& renames) {
+  LOCKSTEP_ASSIGN_OR_RETURN(DumpFile d, ReadDumpJson(from));
+  for (DumpEntry& e : d.entries)
+    e.value = RenameDataNames(std::move(e.value), renames);
+  return WriteFileDirect(to, EncodeDumpJson(d));
 }
 
 // Copies the regular files of `dir`/dump_tensor_data into `data_dir` (made
@@ -81,9 +148,9 @@ Status ExportFiles(const std::string& dir, const std::string& root,
 }
 
 Status ExportRank(const RankLayout& rank, const std::string& root,
-                  const std::string& to, ExportSummary* s) {
+                  const std::string& to, const ExportOptions& options,
+                  ExportSummary* s) {
   LOCKSTEP_RETURN_IF_ERROR(CreateDirsUnder(root, to));
-  LOCKSTEP_RETURN_IF_ERROR(ExportCopyFile(rank.dump_json, to + "/dump.json"));
   if (rank.has_stack_json)
     LOCKSTEP_RETURN_IF_ERROR(
         ExportCopyFile(rank.dir + "/stack.json", to + "/stack.json"));
@@ -92,15 +159,22 @@ Status ExportRank(const RankLayout& rank, const std::string& root,
         ExportCopyFile(rank.dir + "/construct.json", to + "/construct.json"));
   ++s->ranks;
   std::string data_dir = to + "/dump_tensor_data";
+  std::string dump_json = to + "/dump.json";
   struct stat info;  // a dump_tensor_data that is a link: ExportFiles warns
-  if (::lstat((rank.dir + "/dump_tensor_data").c_str(), &info) == 0)
+  if (::lstat((rank.dir + "/dump_tensor_data").c_str(), &info) == 0) {
+    LOCKSTEP_RETURN_IF_ERROR(ExportCopyFile(rank.dump_json, dump_json));
     return ExportFiles(rank.dir, root, data_dir, s);
+  }
   RankTensors tensors = RankTensors::Open(rank.dir);
-  if (!tensors.packed()) return Status::Ok();
+  if (!tensors.packed()) return ExportCopyFile(rank.dump_json, dump_json);
   LOCKSTEP_RETURN_IF_ERROR(tensors.pack_status());
   ++s->packed_ranks;
   LOCKSTEP_RETURN_IF_ERROR(CreateDirsUnder(root, data_dir));
-  return ExportPack(*tensors.pack(), data_dir, s);
+  Renames renames;
+  LOCKSTEP_RETURN_IF_ERROR(ExportPack(*tensors.pack(), data_dir,
+                                      options.tensor_format, &renames, s));
+  if (renames.empty()) return ExportCopyFile(rank.dump_json, dump_json);
+  return ExportRenamedDumpJson(rank.dump_json, dump_json, renames);
 }
 
 // Where rank dir `dir` goes: its path below the layout's root, under `to`.
@@ -126,11 +200,12 @@ Status CheckExportOut(const std::string& out) {
 }
 
 Status ExportInto(const DumpLayout& layout, const std::string& tmp,
-                  ExportSummary* s) {
+                  const ExportOptions& options, ExportSummary* s) {
   for (const StepLayout& step : layout.steps) {
     for (const RankLayout& rank : step.ranks) {
-      LOCKSTEP_RETURN_IF_ERROR(ExportRank(
-          rank, tmp, ExportDestination(layout.root, rank.dir, tmp), s));
+      LOCKSTEP_RETURN_IF_ERROR(
+          ExportRank(rank, tmp, ExportDestination(layout.root, rank.dir, tmp),
+                     options, s));
     }
   }
   std::string env = layout.root + "/env.json";
@@ -146,7 +221,8 @@ Status ExportInto(const DumpLayout& layout, const std::string& tmp,
 }  // namespace
 
 StatusOr<ExportSummary> ExportDump(const std::string& dump,
-                                   const std::string& out_arg) {
+                                   const std::string& out_arg,
+                                   const ExportOptions& options) {
   std::string out = out_arg;  // "out/" names the same directory as "out"
   while (out.size() > 1 && out.back() == '/') out.pop_back();
   LOCKSTEP_RETURN_IF_ERROR(CheckExportOut(out));
@@ -156,7 +232,7 @@ StatusOr<ExportSummary> ExportDump(const std::string& dump,
   std::string parent = fs::path(out).parent_path().string();
   if (!parent.empty()) LOCKSTEP_RETURN_IF_ERROR(CreateDirs(parent));
   LOCKSTEP_ASSIGN_OR_RETURN(std::string tmp, MakePrivateTempDir(out));
-  Status st = ExportInto(layout, tmp, &s);
+  Status st = ExportInto(layout, tmp, options, &s);
   if (st.ok() && ::chmod(tmp.c_str(), 0755) != 0)
     st = Status::IoError(tmp, "cannot set the directory's mode");
   if (st.ok()) st = CheckExportOut(out);  // nothing appeared there meanwhile

@@ -151,12 +151,7 @@ Status ApplyTopLevel(const std::string& key, const PyValue& v, ProbeConfig* c) {
     LOCKSTEP_ASSIGN_OR_RETURN(c->ranks, ParseIndexList(v));
   } else if (key == "tensor_format") {
     LOCKSTEP_RETURN_IF_ERROR(need_str());
-    if (v.as_str() != "npy" && v.as_str() != "pack") {
-      return Status::InvalidArgument(v.PyRepr(),
-                                     "expected \"npy\" or \"pack\"");
-    }
-    c->tensor_format =
-        v.as_str() == "pack" ? TensorFormat::kPack : TensorFormat::kNpy;
+    LOCKSTEP_ASSIGN_OR_RETURN(c->tensor_format, ParseTensorFormat(v.as_str()));
   } else if (key == "scope" || key == "list" || key == "data_mode" ||
              key == "summary_mode" || key == "overflow_nums") {
     // msprobe reads these from the task's section only; at the top level
@@ -210,6 +205,27 @@ StatusOr<ProbeTask> ParseProbeTask(std::string_view t) {
   if (t == "overflow" || t == "overflow_check") return ProbeTask::kOverflow;
   return Status::InvalidArgument(
       std::string(t), "unknown task (statistics, tensor, md5, overflow_check)");
+}
+
+std::string_view TensorFormatName(TensorFormat f) {
+  switch (f) {
+    case TensorFormat::kPt:
+      return "pt";
+    case TensorFormat::kNpy:
+      return "npy";
+    case TensorFormat::kPack:
+      return "pack";
+  }
+  return "pt";
+}
+
+StatusOr<TensorFormat> ParseTensorFormat(std::string_view name) {
+  for (TensorFormat f :
+       {TensorFormat::kPt, TensorFormat::kNpy, TensorFormat::kPack}) {
+    if (name == TensorFormatName(f)) return f;
+  }
+  return Status::InvalidArgument(std::string(name),
+                                 "unknown tensor format (pt, npy, pack)");
 }
 
 StatusOr<ProbeLevel> ParseProbeLevel(std::string_view l) {

@@ -8,6 +8,7 @@
 #include "lockstep/core/file.h"
 #include "lockstep/format/npy.h"
 #include "lockstep/format/pt_reader.h"
+#include "lockstep/format/pt_writer.h"
 
 namespace lockstep {
 namespace {
@@ -42,6 +43,10 @@ StatusOr<Tensor> ReadMapped(const std::string& path, bool npy) {
     return t;
   }
   return t->WithFileRegion(path, static_cast<uint64_t>(t->data() - begin));
+}
+
+bool IsPtPath(const std::string& path) {
+  return EndsWith(path, ".pt") || EndsWith(path, ".pth");
 }
 
 bool HasNpyMagic(const std::string& path) {
@@ -88,10 +93,20 @@ StatusOr<std::string> ResolveTensorPath(const std::string& dir,
 
 StatusOr<Tensor> ReadTensorFile(const std::string& path) {
   if (EndsWith(path, ".npy")) return ReadMapped(path, true);
-  if (EndsWith(path, ".pt") || EndsWith(path, ".pth")) {
-    return ReadMapped(path, false);
-  }
+  if (IsPtPath(path)) return ReadMapped(path, false);
   return ReadMapped(path, HasNpyMagic(path));
+}
+
+std::string_view TensorFileExtension(TensorFileFormat format) {
+  return format == TensorFileFormat::kPt ? ".pt" : ".npy";
+}
+
+Status WriteTensorFile(const std::string& path, const Tensor& t,
+                       const NpyWriteOptions& npy) {
+  if (!IsPtPath(path)) return WriteNpy(path, t, npy);
+  PtWriteOptions pt;
+  pt.atomic = npy.atomic;
+  return WritePt(path, t, pt);
 }
 
 }  // namespace lockstep

@@ -38,6 +38,8 @@ DumpWriterOptions WriterOptions(const ProbeConfig& c) {
   o.write_construct_json = c.extra_info && c.level != ProbeLevel::kL1;
   o.root = c.dump_path;  // step and rank directories never through a link
   o.pack_tensors = c.tensor_format == TensorFormat::kPack;
+  o.tensor_file = c.tensor_format == TensorFormat::kNpy ? TensorFileFormat::kNpy
+                                                        : TensorFileFormat::kPt;
   return o;
 }
 

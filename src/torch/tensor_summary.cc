@@ -228,7 +228,8 @@ std::string TensorSummarizer::SaveFile(const at::Tensor& t,
                   : StatusOr<lockstep::Tensor>(target.status());
   if (!host.ok()) {
     if (error_.ok()) error_ = host.status();
-    skips_.push_back(Skip{stem + ".npy", host.status().message()});
+    skips_.push_back(
+        Skip{target.ok() ? target->data_name : stem, host.status().message()});
     return "";
   }
   if (target->pack != nullptr) {

@@ -9,6 +9,7 @@
 
 #include "lockstep/core/file.h"
 #include "lockstep/format/npy.h"
+#include "lockstep/format/pt_writer.h"
 #include "testing/same_bytes.h"
 
 namespace lockstep {
@@ -71,6 +72,24 @@ TEST_F(BackgroundWriterTest, FilesEqualNumpySaveBytes) {
                           EncodeNpy(tensors[i])))
         << "tensor " << i;
   }
+}
+
+// A ".pt" path gets torch.save bytes, anything else numpy.save bytes.
+TEST_F(BackgroundWriterTest, ExtensionPicksTheFormat) {
+  Tensor t = Floats(6, 0.25f);
+  {
+    BackgroundWriter w;
+    w.Enqueue(Path("a.pt"), t);
+    w.Enqueue(Path("a.npy"), t);
+    w.Enqueue(Path("u.pt"), Tensor::FromBytes(DType::kUInt16, {1}, "zz"));
+    std::vector<BackgroundWriter::Failure> failed;
+    EXPECT_FALSE(w.Drain(&failed).ok());  // no .pt for uint16
+    ASSERT_EQ(failed.size(), 1u);
+    EXPECT_EQ(failed[0].path, Path("u.pt"));
+  }
+  EXPECT_TRUE(SameBytes(Slurp(Path("a.pt")), *EncodePt(t, "a")));
+  EXPECT_TRUE(SameBytes(Slurp(Path("a.npy")), EncodeNpy(t)));
+  EXPECT_FALSE(fs::exists(Path("u.pt")));
 }
 
 TEST_F(BackgroundWriterTest, TaskRunsAfterEveryFileQueuedBeforeIt) {

@@ -9,6 +9,8 @@
 #include "lockstep/format/discovery.h"
 #include "lockstep/format/dump_reader.h"
 #include "lockstep/format/npy.h"
+#include "lockstep/format/pt_writer.h"
+#include "lockstep/format/tensor_file.h"
 #include "lockstep/format/tensor_pack.h"
 #include "testing/same_bytes.h"
 
@@ -261,6 +263,40 @@ TEST_F(DumpWriterDirTest, TensorNamesCannotEscapeTheDirectory) {
     EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
   }
   EXPECT_FALSE(fs::exists(dir_ + "/x.npy"));
+}
+
+// With tensor_file kPt (the probe's default) the file is <stem>.pt, as
+// torch.save writes it, and dump.json's data_name names it.
+TEST_F(DumpWriterDirTest, PtTensorFilesAreTorchSaveBytes) {
+  DumpWriterOptions o;
+  o.tensor_file = TensorFileFormat::kPt;
+  auto w = DumpWriter::Create(dir_ + "/pt", o);
+  ASSERT_TRUE(w.ok());
+  Tensor t = Tensor::FromBytes(DType::kInt16, {2, 1}, "abcd");
+  const std::string stem = "Functional.relu.0.forward.input.0";
+  auto name = (*w)->SaveTensor(stem, t);
+  ASSERT_TRUE(name.ok()) << name.status().ToString();
+  EXPECT_EQ(*name, stem + ".pt");
+  std::string path = dir_ + "/pt/dump_tensor_data/" + *name;
+  auto bytes = ReadFileToString(path);
+  ASSERT_TRUE(bytes.ok());
+  EXPECT_EQ(*bytes, *EncodePt(t, stem));
+  auto back = ReadTensorFile(path);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->shape(), (std::vector<int64_t>{2, 1}));
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(back->data()), 4),
+            "abcd");
+  auto target = (*w)->TensorTargetFor("Tensor.add.0.forward.output.0");
+  ASSERT_TRUE(target.ok());
+  EXPECT_EQ(target->data_name, "Tensor.add.0.forward.output.0.pt");
+  EXPECT_EQ(target->path,
+            dir_ + "/pt/dump_tensor_data/Tensor.add.0.forward.output.0.pt");
+  // A pack holds .npy bytes whatever tensor_file says.
+  o.pack_tensors = true;
+  auto packed = DumpWriter::Create(dir_ + "/packed", o);
+  ASSERT_TRUE(packed.ok());
+  EXPECT_EQ(*(*packed)->SaveTensor(stem, t), stem + ".npy");
+  ASSERT_TRUE((*packed)->Flush().ok());
 }
 
 // Packed: the tensors go into dump_tensor_data.pack, finished by Flush

@@ -84,14 +84,18 @@ TEST(ParseProbeConfigTest, TaskLevelAndExtraInfo) {
   EXPECT_EQ(ProbeLevelName(ProbeLevel::kMix), "mix");
 }
 
-TEST(ParseProbeConfigTest, TensorFormatNpyByDefaultPackOnRequest) {
-  EXPECT_EQ(MustParse(kMsprobeHeadDefault).tensor_format, TensorFormat::kNpy);
+TEST(ParseProbeConfigTest, TensorFormatPtByDefaultNpyAndPackOnRequest) {
+  EXPECT_EQ(MustParse(kMsprobeHeadDefault).tensor_format, TensorFormat::kPt);
+  EXPECT_EQ(ProbeConfig().tensor_format, TensorFormat::kPt);
   EXPECT_EQ(MustParse(With("\"tensor_format\": \"pack\"")).tensor_format,
             TensorFormat::kPack);
   EXPECT_EQ(MustParse(With("\"tensor_format\": \"npy\"")).tensor_format,
             TensorFormat::kNpy);
+  EXPECT_EQ(MustParse(With("\"tensor_format\": \"pt\"")).tensor_format,
+            TensorFormat::kPt);
   for (const char* bad :
-       {"\"tensor_format\": \"pt\"", "\"tensor_format\": true"}) {
+       {"\"tensor_format\": \"pth\"", "\"tensor_format\": \"npz\"",
+        "\"tensor_format\": true"}) {
     auto c = ParseProbeConfig(With(bad), "config.json");
     ASSERT_FALSE(c.ok()) << bad;
     EXPECT_NE(c.status().message().find("tensor_format"), std::string::npos)

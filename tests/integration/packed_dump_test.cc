@@ -12,6 +12,8 @@
 #include "lockstep/compare/compare_dumps.h"
 #include "lockstep/compare/inspect.h"
 #include "lockstep/format/export.h"
+#include "lockstep/format/pt_writer.h"
+#include "lockstep/format/tensor_file.h"
 #include "lockstep/format/tensor_pack.h"
 #include "testing/run_lockstep.h"
 #include "testing/synthetic_run.h"
@@ -68,8 +70,10 @@ TEST(PackedDumpTest, CompareOfPackEqualsCompareOfExportAndOfNpyFiles) {
   WritePair(dir + "npy/", false);
   EXPECT_FALSE(fs::exists(dir + "packed/target/dump_tensor_data"));
   EXPECT_TRUE(fs::exists(dir + "packed/target/" + std::string(kPackFileName)));
+  ExportOptions npy;  // the same files as the npy run's
+  npy.tensor_format = TensorFileFormat::kNpy;
   for (const char* side : {"target", "baseline"}) {
-    auto s = ExportDump(dir + "packed/" + side, dir + "export/" + side);
+    auto s = ExportDump(dir + "packed/" + side, dir + "export/" + side, npy);
     ASSERT_TRUE(s.ok()) << s.status().message();
     EXPECT_EQ(s->packed_ranks, 1);
     EXPECT_EQ(s->tensors, 16);
@@ -86,11 +90,15 @@ TEST(PackedDumpTest, CompareOfPackEqualsCompareOfExportAndOfNpyFiles) {
   ExpectSameRows(packed, Compare(dir + "packed/target", dir + "npy/baseline"));
 }
 
-TEST(PackedDumpTest, ExportWritesMsprobeLayoutByteForByte) {
+// Exported as .npy, a pack gives the files the probe writes unpacked, and
+// the same dump.json.
+TEST(PackedDumpTest, ExportAsNpyWritesMsprobeLayoutByteForByte) {
   std::string dir = FreshTestDir("lockstep_packed_");
   WritePair(dir + "packed/", true);
   WritePair(dir + "npy/", false);
-  ASSERT_TRUE(ExportDump(dir + "packed/target", dir + "out").ok());
+  ExportOptions npy;
+  npy.tensor_format = TensorFileFormat::kNpy;
+  ASSERT_TRUE(ExportDump(dir + "packed/target", dir + "out", npy).ok());
   EXPECT_EQ(Slurp(dir + "out/dump.json"),
             Slurp(dir + "packed/target/dump.json"));
   int files = 0;
@@ -106,11 +114,63 @@ TEST(PackedDumpTest, ExportWritesMsprobeLayoutByteForByte) {
   fs::create_directories(dir + "root/step0");
   fs::rename(dir + "packed/target", dir + "root/step0/rank0");
   std::ofstream(dir + "root/env.json") << "{}";
-  auto s = ExportDump(dir + "root", dir + "root_out/");
+  auto s = ExportDump(dir + "root", dir + "root_out/", npy);
   ASSERT_TRUE(s.ok()) << s.status().message();
   EXPECT_TRUE(fs::exists(dir + "root_out/env.json"));
   EXPECT_TRUE(fs::exists(dir + "root_out/step0/rank0/dump_tensor_data/"
                                "Functional.relu.0.forward.output.0.npy"));
+}
+
+// Exported as .pt (the default), each tensor is the torch.save file of
+// what the pack holds, and dump.json's data_names name those files; the
+// rest of dump.json is unchanged, byte for byte.
+TEST(PackedDumpTest, ExportAsPtWritesTorchSaveFilesAndRenamesDataNames) {
+  std::string dir = FreshTestDir("lockstep_packed_");
+  WritePair(dir + "packed/", true);
+  WritePair(dir + "npy/", false);
+  auto s = ExportDump(dir + "packed/target", dir + "out");
+  ASSERT_TRUE(s.ok()) << s.status().message();
+  EXPECT_EQ(s->tensors, 16);
+  std::string want_json = Slurp(dir + "packed/target/dump.json");
+  size_t renamed = 0;
+  for (size_t at = 0; (at = want_json.find(".npy\"", at)) != std::string::npos;
+       ++renamed) {
+    want_json.replace(at, 5, ".pt\"");
+  }
+  EXPECT_EQ(renamed, 16u);
+  EXPECT_EQ(Slurp(dir + "out/dump.json"), want_json);
+  int files = 0;
+  for (const auto& e :
+       fs::directory_iterator(dir + "npy/target/dump_tensor_data")) {
+    ++files;
+    std::string stem = e.path().stem().string();
+    auto t = ReadTensorFile(e.path().string());
+    ASSERT_TRUE(t.ok());
+    std::string exported = dir + "out/dump_tensor_data/" + stem + ".pt";
+    EXPECT_EQ(Slurp(exported), *EncodePt(*t, stem)) << exported;
+  }
+  EXPECT_EQ(files, 16);
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir + "out/dump_tensor_data"),
+                          fs::directory_iterator()),
+            16);
+  // The same rows but for the Data_name column, which names the .pt files.
+  CompareResult got = Compare(dir + "out", dir + "npy/baseline");
+  CompareResult want = Compare(dir + "npy/target", dir + "npy/baseline");
+  ASSERT_EQ(got.rows.size(), want.rows.size());
+  int pt_names = 0;
+  for (size_t i = 0; i < got.rows.size(); ++i) {
+    std::vector<std::string> cells;
+    for (size_t c = 0; c < got.rows[i].cells.size(); ++c)
+      cells.emplace_back(got.rows[i].cells[c]);
+    size_t at = cells.back().find(".pt'");
+    if (at != std::string::npos) {
+      cells.back().replace(at, 4, ".npy'");
+      ++pt_names;
+    }
+    got.rows[i].cells = PackedCells(cells);
+  }
+  EXPECT_EQ(pt_names, 16);
+  ExpectSameRows(got, want);
 }
 
 TEST(PackedDumpTest, ExportOfMsprobeLayoutCopiesItsFilesNotLinks) {
@@ -242,9 +302,20 @@ TEST(PackedDumpTest, ExportCommand) {
       testing::RunLockstep("export " + dir + "target -o " + dir + "out");
   EXPECT_EQ(run.code, 0) << run.out;
   EXPECT_NE(run.out.find("16 tensor files"), std::string::npos) << run.out;
+  EXPECT_TRUE(fs::exists(dir + "out/dump_tensor_data/" +
+                         testing::SyntheticOpName(3) + ".output.0.pt"));
   run = testing::RunLockstep("export " + dir + "target -o " + dir + "out");
   EXPECT_EQ(run.code, 2) << run.out;
   EXPECT_NE(run.out.find("never overwrites"), std::string::npos) << run.out;
+  run = testing::RunLockstep("export " + dir + "target --tensor-format npy " +
+                             "-o " + dir + "out_npy");
+  EXPECT_EQ(run.code, 0) << run.out;
+  EXPECT_TRUE(fs::exists(dir + "out_npy/dump_tensor_data/" +
+                         testing::SyntheticOpName(3) + ".output.0.npy"));
+  run = testing::RunLockstep("export " + dir + "target --tensor-format pth " +
+                             "-o " + dir + "out_pth");
+  EXPECT_EQ(run.code, 2) << run.out;
+  EXPECT_FALSE(fs::exists(dir + "out_pth"));
   run = testing::RunLockstep("inspect " + dir + "target");
   EXPECT_EQ(run.code, 0) << run.out;
   EXPECT_NE(run.out.find("16 in dump_tensor_data.pack"), std::string::npos)

@@ -90,29 +90,69 @@ with tempfile.TemporaryDirectory() as tmp:
     assert first["reason"] == "argument", first
     assert first["detail"] == "argument 1: 1.001 vs 1.0", first
     assert s["error"] > 0 and s["rows"] > 100, s
-    # Tensor mode, packed: one dump_tensor_data.pack per step, read by
-    # compare as the .npy files are; export gives msprobe's layout.
+    # Tensor mode: one .pt file per tensor by default (torch.save's bytes,
+    # which msprobe loads with torch.load), .npy files on request, or one
+    # dump_tensor_data.pack per step, read by compare as the files are;
+    # export gives msprobe's layout (.pt by default, .npy on request).
     lockstep = os.path.join(BUILD, "bin", "lockstep")
+    pt = os.path.join(tmp, "pt")
     npy, packed = os.path.join(tmp, "npy"), os.path.join(tmp, "packed")
-    train(npy, task="tensor")
+    train(pt, task="tensor")
+    train(npy, task="tensor", tensor_format="npy")
     train(packed, task="tensor", tensor_format="pack")
+    import numpy
+
+    def files(dump):
+        return sorted(os.listdir(os.path.join(dump, "step1", "rank0",
+                                              "dump_tensor_data")))
+
+    def data_names(dump):
+        names = []
+
+        def walk(v):
+            if isinstance(v, dict):
+                if isinstance(v.get("data_name"), str):
+                    names.append(v["data_name"])
+                for x in v.values():
+                    walk(x)
+            elif isinstance(v, list):
+                for x in v:
+                    walk(x)
+        walk(load(dump, 1)["data"])
+        return sorted(names)
+
+    stems = [f[:-3] for f in files(pt)]
+    assert len(stems) > 20 and all(f.endswith(".pt") for f in files(pt))
+    assert data_names(pt) == files(pt), (data_names(pt), files(pt))
+    assert files(npy) == [s + ".npy" for s in stems], files(npy)
+    assert data_names(npy) == files(npy)
+    data = os.path.join("step1", "rank0", "dump_tensor_data")
+    for s in stems:
+        t = torch.load(os.path.join(pt, data, s + ".pt"), map_location="cpu",
+                       weights_only=True)
+        a = numpy.load(os.path.join(npy, data, s + ".npy"))
+        assert t.dtype == torch.from_numpy(a).dtype, (s, t.dtype, a.dtype)
+        assert numpy.array_equal(t.numpy(), a, equal_nan=True), s
     rank = os.path.join(packed, "step1", "rank0")
     assert os.path.isfile(os.path.join(rank, "dump_tensor_data.pack"))
     assert not os.path.exists(os.path.join(rank, "dump_tensor_data"))
-    exported = os.path.join(tmp, "exported")
-    r = subprocess.run([lockstep, "export", packed, "-o", exported],
-                       capture_output=True, text=True)
-    assert r.returncode == 0, (r.stdout, r.stderr)
-    import numpy
-    ex = os.path.join(exported, "step1", "rank0", "dump_tensor_data")
-    orig = os.path.join(npy, "step1", "rank0", "dump_tensor_data")
-    assert sorted(os.listdir(ex)) == sorted(os.listdir(orig))
-    for name in os.listdir(orig):
-        assert numpy.array_equal(numpy.load(os.path.join(ex, name)),
-                                 numpy.load(os.path.join(orig, name))), name
-    for a, b in [(packed, npy), (exported, npy)]:
+    exported = {}
+    for fmt in ["pt", "npy"]:
+        exported[fmt] = os.path.join(tmp, "exported_" + fmt)
+        args = [lockstep, "export", packed, "-o", exported[fmt]]
+        r = subprocess.run(args + (["--tensor-format", "npy"] if fmt == "npy"
+                                   else []), capture_output=True, text=True)
+        assert r.returncode == 0, (r.stdout, r.stderr)
+        orig = pt if fmt == "pt" else npy
+        assert files(exported[fmt]) == files(orig), fmt
+        assert data_names(exported[fmt]) == files(orig), fmt
+        for name in files(orig):  # the same bytes as the probe's own files
+            with open(os.path.join(exported[fmt], data, name), "rb") as a, \
+                    open(os.path.join(orig, data, name), "rb") as b:
+                assert a.read() == b.read(), (fmt, name)
+    for a in [packed, exported["pt"], exported["npy"], npy]:
         out = os.path.join(tmp, "cmp_" + os.path.basename(a))
-        r = subprocess.run([lockstep, "compare", a, b, "-o", out, "-q"],
+        r = subprocess.run([lockstep, "compare", a, pt, "-o", out, "-q"],
                            capture_output=True, text=True)
         assert r.returncode == 0, (a, r.returncode, r.stdout, r.stderr)
         with open(os.path.join(out, "summary.json")) as f:

@@ -246,7 +246,7 @@ TEST_F(FullDiskTest, TensorFilesThatDoNotFitAreListedAndTrainingGoesOn) {
   ASSERT_FALSE(skipped.empty());
   int not_written = 0, removed = 0;
   for (const auto& [name, reason] : skipped) {
-    if (Contains(name, ".npy")) {
+    if (Contains(name, ".pt")) {
       ++not_written;
       EXPECT_TRUE(Contains(reason, "No space left on device")) << reason;
     } else {

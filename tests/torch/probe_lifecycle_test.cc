@@ -62,9 +62,8 @@ TEST_F(ProbeTest, KilledMidStepLeavesEveryFinishedStepReadable) {
       DumpFile d = ReadDump(step);  // lockstep's ReadDumpJson
       EXPECT_EQ(Names(d), AllTinyNames()) << "step " << step;
       // Tensor files of a finished step were written before dump.json.
-      EXPECT_TRUE(
-          fs::exists(RankDir(step) +
-                     "/dump_tensor_data/Torch.sum.0.forward.output.0.npy"));
+      EXPECT_TRUE(fs::exists(
+          RankDir(step) + "/dump_tensor_data/Torch.sum.0.forward.output.0.pt"));
     }
     // The step in progress has no dump.json (it is written when a step
     // ends), so no reader mistakes it for a finished step.

@@ -12,6 +12,8 @@
 #include <set>
 
 #include "lockstep/format/npy.h"
+#include "lockstep/format/pt_writer.h"
+#include "lockstep/format/tensor_file.h"
 #include "lockstep/format/tensor_pack.h"
 #include "lockstep/format/zip.h"
 #include "lockstep/torch/tensor_bridge.h"
@@ -221,8 +223,8 @@ void CollectDataNames(const PyValue& v, std::vector<std::string>* out) {
   }
 }
 
-void ExpectNpyEquals(const std::string& path, const at::Tensor& t) {
-  StatusOr<Tensor> got = ReadNpy(path);
+void ExpectFileEquals(const std::string& path, const at::Tensor& t) {
+  StatusOr<Tensor> got = ReadTensorFile(path);
   ASSERT_TRUE(got.ok()) << got.status().ToString();
   at::Tensor want = t.detach().contiguous();
   EXPECT_EQ(got->shape(), want.sizes().vec()) << path;
@@ -231,7 +233,7 @@ void ExpectNpyEquals(const std::string& path, const at::Tensor& t) {
       << path;
 }
 
-TEST_F(ProbeTest, TensorModeWritesNpyFilesThatReadBackEqual) {
+TEST_F(ProbeTest, TensorModeWritesPtFilesThatReadBackEqual) {
   Tiny m;
   TinyRun t;
   DumpFile d = DumpTiny(Config(ProbeTask::kTensor), {}, &t);
@@ -245,16 +247,55 @@ TEST_F(ProbeTest, TensorModeWritesNpyFilesThatReadBackEqual) {
   }
   EXPECT_EQ(std::set<std::string>(names.begin(), names.end()), files);
   EXPECT_EQ(names.size(), files.size()) << "a data_name is used twice";
-  ExpectNpyEquals(data_dir + "/Functional.linear.0.forward.input.0.npy", m.x);
-  ExpectNpyEquals(data_dir + "/Functional.linear.0.forward.input.1.npy", m.w);
-  ExpectNpyEquals(data_dir + "/Functional.linear.0.forward.output.0.npy", t.y);
-  ExpectNpyEquals(data_dir + "/Torch.sum.0.forward.output.0.npy", t.s);
-  ExpectNpyEquals(data_dir + "/Torch.cos.0.backward.output.0.npy",
-                  -at::sin(t.r.detach()));
+  ExpectFileEquals(data_dir + "/Functional.linear.0.forward.input.0.pt", m.x);
+  ExpectFileEquals(data_dir + "/Functional.linear.0.forward.input.1.pt", m.w);
+  ExpectFileEquals(data_dir + "/Functional.linear.0.forward.output.0.pt", t.y);
+  ExpectFileEquals(data_dir + "/Torch.sum.0.forward.output.0.pt", t.s);
+  ExpectFileEquals(data_dir + "/Torch.cos.0.backward.output.0.pt",
+                   -at::sin(t.r.detach()));
   EXPECT_EQ(Item(Entry(d, "Torch.cos.0.forward"), "output", 0)
                 .Find("data_name")
                 ->as_str(),
-            "Torch.cos.0.forward.output.0.npy");
+            "Torch.cos.0.forward.output.0.pt");
+}
+
+// The files are what torch.save writes for those tensors (msprobe's
+// PyTorch compare loads them with torch.load).
+TEST_F(ProbeTest, TensorModePtFilesAreTorchSaveBytes) {
+  Tiny m;
+  TinyRun t;
+  DumpTiny(Config(ProbeTask::kTensor), {}, &t);
+  const std::string stem = "Functional.linear.0.forward.input.0";
+  std::string path = RankDir() + "/dump_tensor_data/" + stem + ".pt";
+  StatusOr<std::string> bytes = ReadFileToString(path);
+  ASSERT_TRUE(bytes.ok()) << bytes.status().ToString();
+  StatusOr<Tensor> x = ReadTensorFile(path);
+  ASSERT_TRUE(x.ok());
+  EXPECT_EQ(*bytes, *EncodePt(*x, stem));
+  EXPECT_EQ(bytes->substr(0, 4), "PK\x03\x04");
+}
+
+// "tensor_format": "npy" keeps numpy.save files, and dump.json names them.
+TEST_F(ProbeTest, NpyTensorFormatWritesNpyFiles) {
+  Tiny m;
+  TinyRun t;
+  ProbeConfig c = Config(ProbeTask::kTensor);
+  c.tensor_format = TensorFormat::kNpy;
+  DumpFile d = DumpTiny(c, {}, &t);
+  std::string data_dir = RankDir() + "/dump_tensor_data";
+  std::vector<std::string> names;
+  for (const DumpEntry& e : d.entries) CollectDataNames(e.value, &names);
+  ASSERT_FALSE(names.empty());
+  for (const auto& n : names) {
+    EXPECT_EQ(n.substr(n.size() - 4), ".npy") << n;
+    EXPECT_TRUE(testing::fs::exists(data_dir + "/" + n)) << n;
+  }
+  StatusOr<Tensor> x = ReadNpy(
+      data_dir + "/" + std::string("Functional.linear.0.forward.input.0.npy"));
+  ASSERT_TRUE(x.ok()) << x.status().ToString();
+  ExpectFileEquals(data_dir + "/Functional.linear.0.forward.output.0.npy", t.y);
+  EXPECT_FALSE(testing::fs::exists(data_dir +
+                                   "/Functional.linear.0.forward.input.0.pt"));
 }
 
 // The same tensors, packed into one dump_tensor_data.pack (written on the
@@ -378,11 +419,11 @@ TEST_F(ProbeTest, OverflowTaskKeepsOnlyOverflowingEntriesAndStops) {
   EXPECT_EQ(Names(d), (std::vector<std::string>{"Torch.mul.1.forward",
                                                 "Tensor.mul_.0.forward"}));
   std::string data_dir = RankDir() + "/dump_tensor_data";
-  ExpectNpyEquals(data_dir + "/Torch.mul.1.forward.input.0.npy", a);
-  ExpectNpyEquals(data_dir + "/Torch.mul.1.forward.output.0.npy", big);
+  ExpectFileEquals(data_dir + "/Torch.mul.1.forward.input.0.pt", a);
+  ExpectFileEquals(data_dir + "/Torch.mul.1.forward.output.0.pt", big);
   // The in-place operator's input is saved as it was before it ran.
-  ExpectNpyEquals(data_dir + "/Tensor.mul_.0.forward.input.0.npy", a);
-  ExpectNpyEquals(data_dir + "/Tensor.mul_.0.forward.output.0.npy", t);
+  ExpectFileEquals(data_dir + "/Tensor.mul_.0.forward.input.0.pt", a);
+  ExpectFileEquals(data_dir + "/Tensor.mul_.0.forward.output.0.pt", t);
   EXPECT_EQ(Stat(Item(Entry(d, "Torch.mul.1.forward"), "output", 0), "Max"),
             kInf);
 }

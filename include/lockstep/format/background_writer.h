@@ -1,5 +1,5 @@
-// BackgroundWriter: writes tensors as .npy files (or appends them to a
-// tensor pack) on a worker thread, so that
+// BackgroundWriter: writes tensors as .pt or .npy files (or appends them to
+// a tensor pack) on a worker thread, so that
 // a probe's training step does not wait for the disk. The queue is bounded
 // in bytes: Enqueue blocks while more than `max_queued_bytes` wait, so a
 // slow disk slows training down instead of exhausting memory.
@@ -37,9 +37,10 @@ class BackgroundWriter {
   BackgroundWriter(const BackgroundWriter&) = delete;
   BackgroundWriter& operator=(const BackgroundWriter&) = delete;
 
-  // Queues `t` to be written to `path` (numpy.save bytes, written in place;
-  // a failed write leaves no file). A tensor larger than the bound is
-  // accepted when the queue is empty.
+  // Queues `t` to be written to `path` in the format its extension names
+  // (WriteTensorFile: torch.save bytes for ".pt", numpy.save bytes
+  // otherwise), written in place; a failed write leaves no file. A tensor
+  // larger than the bound is accepted when the queue is empty.
   void Enqueue(std::string path, Tensor t);
   // Queues `t` to be appended to `pack` as entry `name` (PackWriter::Append;
   // a failure is reported as a file would be, by `name`).

@@ -5,9 +5,10 @@
 //   {rank_dir}/dump.json                     json.dump(..., indent=1) bytes
 //             /stack.json                    HEAD format, stacks shared
 //             /construct.json                {name: parent}
-//             /dump_tensor_data/<stem>.npy   numpy.save bytes
+//             /dump_tensor_data/<stem>.npy   numpy.save bytes, or
+//             /dump_tensor_data/<stem>.pt    torch.save bytes (tensor_file)
 //   or, with DumpWriterOptions::pack_tensors,
-//             /dump_tensor_data.pack         the same bytes, one file
+//             /dump_tensor_data.pack         the .npy bytes, one file
 //                                            (format/tensor_pack.h)
 //
 // Each entry is serialized once, when it is added; Flush() writes dump.json
@@ -33,6 +34,7 @@
 #include "lockstep/format/pack_writer.h"
 #include "lockstep/format/pyvalue.h"
 #include "lockstep/format/tensor.h"
+#include "lockstep/format/tensor_file.h"
 
 namespace lockstep {
 
@@ -59,8 +61,11 @@ struct DumpWriterOptions {
   // it are made without following symbolic links (CreateDirsUnder).
   std::string root;
   NpyWriteOptions npy;
-  // Tensors go into one dump_tensor_data.pack (format/tensor_pack.h)
-  // instead of one .npy file each; Flush finishes the pack.
+  // The format of the tensor files (the probe picks kPt, which msprobe's
+  // PyTorch compare reads; this writer's default stays .npy).
+  TensorFileFormat tensor_file = TensorFileFormat::kNpy;
+  // Tensors go into one dump_tensor_data.pack (format/tensor_pack.h), as
+  // .npy bytes, instead of one file each; Flush finishes the pack.
   bool pack_tensors = false;
 };
 
@@ -89,11 +94,13 @@ class DumpWriter {
   void AddEncodedEntry(const std::string& name, std::string value_text);
   static constexpr int kEntryLevel = 2;
 
-  // Saves `t` as dump_tensor_data/<stem>.npy (atomically), or appends it to
-  // the pack, and returns its "data_name", "<stem>.npy".
+  // Saves `t` as dump_tensor_data/<stem>.npy or <stem>.pt (atomically;
+  // options.tensor_file), or appends it to the pack as "<stem>.npy", and
+  // returns its "data_name", the file name.
   // `stem` is msprobe's name, e.g. "Functional.linear.0.forward.input.0".
   // Errors: InvalidArgument when stem is empty, ".", "..", or has a '/' or
-  // NUL, or (packed) after Flush; IoError from the filesystem.
+  // NUL, or (packed) after Flush; IoError from the filesystem; NotSupported
+  // for a .pt of uint16/32/64 (format/pt_writer.h).
   StatusOr<std::string> SaveTensor(std::string_view stem, const Tensor& t);
 
   // Where SaveTensor would put the tensor of `stem`, for a caller that
@@ -102,9 +109,9 @@ class DumpWriter {
   // entry name. Creates dump_tensor_data/ (or the pack) and makes dump.json
   // name it. Errors: as SaveTensor.
   struct TensorTarget {
-    std::string path;                  // "" when packed
+    std::string path;                  // "" when packed; WriteTensorFile it
     std::shared_ptr<PackWriter> pack;  // null unless packed
-    std::string data_name;             // "<stem>.npy"
+    std::string data_name;             // "<stem>.pt" or "<stem>.npy"
   };
   StatusOr<TensorTarget> TensorTargetFor(std::string_view stem);
 

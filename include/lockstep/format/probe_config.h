@@ -17,16 +17,22 @@ namespace lockstep {
 
 enum class ProbeTask {
   kStatistics,  // dtype, shape, Max, Min, Mean, Norm per tensor
-  kTensor,      // statistics + every tensor as dump_tensor_data/*.npy
+  kTensor,      // statistics + every tensor as dump_tensor_data/*.pt
   kMd5,         // statistics + CRC-32 of each tensor's bytes ("md5")
   kOverflow,    // only entries whose outputs hold inf/nan, with tensors
 };
 enum class ProbeLevel { kL0, kL1, kMix };
-// How saved tensors are stored: one .npy file each under dump_tensor_data/
-// (msprobe's layout, the default), or one dump_tensor_data.pack per step
-// and rank (format/tensor_pack.h; `lockstep export` makes msprobe's layout
-// of it). config.json: "tensor_format": "npy" | "pack" (a lockstep key).
-enum class TensorFormat { kNpy, kPack };
+// How saved tensors are stored: one file each under dump_tensor_data/
+// (msprobe's layout), .pt as torch.save writes it (the default: msprobe's
+// PyTorch compare loads only .pt) or .npy, or one dump_tensor_data.pack per
+// step and rank (format/tensor_pack.h; `lockstep export` makes msprobe's
+// layout of it). config.json: "tensor_format": "pt" | "npy" | "pack" (a
+// lockstep key).
+enum class TensorFormat { kPt, kNpy, kPack };
+
+// "pt", "npy", "pack". ParseTensorFormat: InvalidArgument for other names.
+std::string_view TensorFormatName(TensorFormat f);
+StatusOr<TensorFormat> ParseTensorFormat(std::string_view name);
 
 std::string_view ProbeTaskName(ProbeTask t);    // "statistics", ...
 std::string_view ProbeLevelName(ProbeLevel l);  // "L0", "L1", "mix"
@@ -49,7 +55,7 @@ struct ProbeConfig {
   bool output = true;
   int64_t overflow_nums = 1;  // overflow task: stop after N; -1 = never
   bool extra_info = true;     // stack.json and construct.json
-  TensorFormat tensor_format = TensorFormat::kNpy;
+  TensorFormat tensor_format = TensorFormat::kPt;
 };
 
 // Parses msprobe's config.json text. Accepts the common keys (task,

@@ -1,15 +1,33 @@
-// Reading a dumped tensor file by its extension: ".pt" (torch.save zip) or
-// ".npy". Both are memory-mapped where possible (zero-copy).
+// Reading and writing a dumped tensor file by its extension: ".pt"
+// (torch.save zip, format/pt_reader.h, pt_writer.h) or ".npy" (npy.h).
+// Reads are memory-mapped where possible (zero-copy).
 // Thread safety: thread-safe.
 #ifndef LOCKSTEP_FORMAT_TENSOR_FILE_H_
 #define LOCKSTEP_FORMAT_TENSOR_FILE_H_
 
 #include <string>
+#include <string_view>
 
 #include "lockstep/core/status.h"
+#include "lockstep/format/npy.h"
 #include "lockstep/format/tensor.h"
 
 namespace lockstep {
+
+// The two file formats of msprobe's layout. msprobe's PyTorch compare loads
+// only .pt; its MindSpore side and numpy load .npy.
+enum class TensorFileFormat { kPt, kNpy };
+
+// ".pt" or ".npy".
+std::string_view TensorFileExtension(TensorFileFormat format);
+
+// Writes `t` to `path` in the format its extension names: ".pt" or ".pth"
+// as torch.save writes it (WritePt), anything else as numpy.save does
+// (WriteNpy, with `npy`'s bfloat16 rule). Atomically (temporary file +
+// rename) unless npy.atomic is false, for either format.
+// Errors: WritePt's / WriteNpy's (NotSupported for a .pt of uint16/32/64).
+Status WriteTensorFile(const std::string& path, const Tensor& t,
+                       const NpyWriteOptions& npy = {});
 
 // Reads `path` as .pt or .npy (by extension; other extensions are tried as
 // .npy when they start with numpy's magic, else as .pt). Errors name the file.
