@@ -45,7 +45,11 @@ std::vector<std::string> ListDir(const std::string& dir) {
 CheckpointKind KindOfBytes(std::string_view b) {
   if (b.substr(0, 4) == "PK\x03\x04" || b.substr(0, 4) == "PK\x05\x06")
     return CheckpointKind::kTorchZip;
-  if (LooksLikeSafetensors(b)) return CheckpointKind::kSafetensors;
+  // A header that starts at byte 8 is enough, so that a truncated file or
+  // a wrong length gets the reader's precise error; but text that is JSON
+  // from byte 0 (a dump.json) is safetensors only if its length fits.
+  if (LooksLikeSafetensors(b) || (b.size() > 8 && b[8] == '{' && b[0] != '{'))
+    return CheckpointKind::kSafetensors;
   // Legacy torch.save: a pickle (protocol 2: 0x80 0x02) whose first object
   // is torch's magic number, pickled as LONG1 (0x8a 0x0a).
   if (b.substr(0, 4) == std::string_view("\x80\x02\x8a\x0a", 4))

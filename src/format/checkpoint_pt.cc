@@ -15,7 +15,7 @@ using Kind = PickleObject::Kind;
 constexpr int kMaxDepth = 100;
 // Objects visited in all: memo references can make a small pickle a DAG
 // of exponential size.
-constexpr size_t kMaxVisits = size_t{1} << 22;
+constexpr size_t kMaxVisits = size_t{1} << 20;
 
 // A call that rebuilds a tensor (torch._utils._rebuild_*, torch._tensor.*).
 bool IsTensorCall(const PickleObject& o) {
@@ -95,8 +95,9 @@ PyValue ToValue(const PickleObject& o, std::string* type, int depth) {
 
 class Flattener {
  public:
-  Flattener(const PtArchive& archive, Checkpoint* out)
-      : archive_(archive), out_(out) {}
+  Flattener(const PtArchive& archive, const PtReadOptions& options,
+            Checkpoint* out)
+      : archive_(archive), options_(options), out_(out) {}
 
   Status Visit(const PickleObject& o, const std::string& name, int depth) {
     if (depth > kMaxDepth || ++visits_ > kMaxVisits) {
@@ -140,12 +141,14 @@ class Flattener {
     CheckpointEntry e;
     e.name = name.empty() ? "tensor" : name;
     e.is_tensor = true;
-    LOCKSTEP_ASSIGN_OR_RETURN(e.tensor, archive_.ReadTensor(spec, subject, {}));
+    LOCKSTEP_ASSIGN_OR_RETURN(e.tensor,
+                              archive_.ReadTensor(spec, subject, options_));
     out_->entries.push_back(std::move(e));
     return Status::Ok();
   }
 
   const PtArchive& archive_;
+  const PtReadOptions& options_;
   Checkpoint* out_;
   size_t visits_ = 0;
 };
@@ -154,13 +157,14 @@ class Flattener {
 
 StatusOr<Checkpoint> ReadTorchCheckpoint(std::string_view bytes,
                                          std::shared_ptr<const void> owner,
-                                         const std::string& name) {
+                                         const std::string& name,
+                                         const PtReadOptions& options) {
   LOCKSTEP_ASSIGN_OR_RETURN(PtArchive archive,
                             PtArchive::Open(bytes, std::move(owner), name));
   Checkpoint c;
   c.path = name;
   c.format = "torch.save";
-  checkpoint_pt_internal::Flattener f(archive, &c);
+  checkpoint_pt_internal::Flattener f(archive, options, &c);
   LOCKSTEP_RETURN_IF_ERROR(f.Visit(archive.root(), "", 0));
   return c;
 }

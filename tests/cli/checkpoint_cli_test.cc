@@ -127,7 +127,51 @@ TEST_F(CheckpointCliTest, SafetensorsAgainstTorchSaveByContent) {
                   "/examples/msprobe_toy/baseline -o " + out_);
   EXPECT_EQ(r.code, 2) << r.out;
   EXPECT_NE(r.out.find("not a checkpoint"), std::string::npos) << r.out;
+  // A truncated safetensors file: told by its content, refused precisely.
+  std::ofstream(out_ + "_in/w2", std::ios::binary) << st.substr(0, 20);
+  r = RunLockstep("compare " + out_ + "_in/w1 " + out_ + "_in/w2 -o " + out_);
+  EXPECT_EQ(r.code, 3) << r.out;
+  EXPECT_NE(r.out.find("w2: header length"), std::string::npos) << r.out;
   fs::remove_all(out_ + "_in");
+}
+
+// A safetensors file with one F32 tensor per (name, value): {v, v}.
+std::string Safetensors(
+    const std::vector<std::pair<std::string, float>>& tensors) {
+  std::string header = "{", data;
+  for (const auto& [name, v] : tensors) {
+    if (!data.empty()) header += ", ";
+    header += "\"" + name + "\": {\"dtype\": \"F32\", \"shape\": [2], " +
+              "\"data_offsets\": [" + std::to_string(data.size()) + ", " +
+              std::to_string(data.size() + 8) + "]}";
+    float pair[2] = {v, v};
+    data += std::string(reinterpret_cast<char*>(pair), 8);
+  }
+  header += "}";
+  std::string out(8, '\0');
+  out[0] = static_cast<char>(header.size());
+  return out + header + data;
+}
+
+TEST_F(CheckpointCliTest, ShardDirectoryAgainstOneFile) {
+  std::string in = out_ + "_in";
+  fs::create_directories(in + "/shards");
+  std::ofstream(in + "/shards/model-00001-of-00002.safetensors",
+                std::ios::binary)
+      << Safetensors({{"a", 1}});
+  std::ofstream(in + "/shards/model-00002-of-00002.safetensors",
+                std::ios::binary)
+      << Safetensors({{"b", 2}, {"c", 3}});
+  std::ofstream(in + "/one.safetensors", std::ios::binary)
+      << Safetensors({{"a", 1}, {"b", 2}, {"c", 3.5f}});
+  auto r = RunLockstep("compare " + in + "/shards " + in +
+                       "/one.safetensors -o " + out_);
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("largest error at c: "), std::string::npos) << r.out;
+  std::vector<std::string> lines = CsvLines(out_);
+  ASSERT_EQ(lines.size(), 4u);
+  EXPECT_NE(LineOf(lines, "b").find(",pass,"), std::string::npos);
+  fs::remove_all(in);
 }
 
 TEST_F(CheckpointCliTest, LegacyFormatIsAClearError) {

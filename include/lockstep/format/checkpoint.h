@@ -25,6 +25,7 @@
 
 #include "lockstep/core/status.h"
 #include "lockstep/format/pickle.h"
+#include "lockstep/format/pt_reader.h"
 #include "lockstep/format/pyvalue.h"
 #include "lockstep/format/tensor.h"
 
@@ -80,10 +81,12 @@ CheckpointKind DetectCheckpoint(const std::string& path);
 StatusOr<Checkpoint> ReadCheckpoint(const std::string& path);
 
 // The torch.save file in `bytes` (`owner` keeps them alive, as for
-// ReadPtTensorFromMemory; `name` stands for the path in messages).
+// ReadPtTensorFromMemory; `name` stands for the path in messages). Each
+// tensor is read with `options` (pt_reader.h).
 StatusOr<Checkpoint> ReadTorchCheckpoint(std::string_view bytes,
                                          std::shared_ptr<const void> owner,
-                                         const std::string& name);
+                                         const std::string& name,
+                                         const PtReadOptions& options = {});
 
 }  // namespace lockstep
 
