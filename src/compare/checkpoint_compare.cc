@@ -10,6 +10,7 @@
 
 #include "lockstep/compare/tensor_stats.h"
 #include "lockstep/core/parallel.h"
+#include "lockstep/core/progress.h"
 
 namespace lockstep {
 namespace checkpoint_compare_internal {
@@ -110,6 +111,7 @@ StatusOr<CompareResult> CompareCheckpoints(const Checkpoint& target,
   result.baseline_path = baseline.path;
   std::vector<OpRow> trows = MakeOpRows(target, options.jobs);
   std::vector<OpRow> brows = MakeOpRows(baseline, options.jobs);
+  TimingMark("compare: checkpoint rows and statistics");
   std::vector<int> match = MatchByName(target, baseline, &result.gaps);
   CompareOptions opt = options;
   opt.row_tensor = [&](bool t, const OpRow& row) -> StatusOr<Tensor> {
@@ -129,10 +131,12 @@ StatusOr<CompareResult> CompareCheckpoints(const Checkpoint& target,
 StatusOr<CompareResult> CompareCheckpointRows(const std::string& target,
                                               const std::string& baseline,
                                               const CompareOptions& options) {
+  TimingMark("compare: start");
   StatusOr<Checkpoint> b = Status::Internal("unread");
   std::thread other([&] { b = ReadCheckpoint(baseline); });
   StatusOr<Checkpoint> t = ReadCheckpoint(target);
   other.join();
+  TimingMark("compare: read both checkpoints");
   LOCKSTEP_RETURN_IF_ERROR(t.status());
   LOCKSTEP_RETURN_IF_ERROR(b.status());
   return CompareCheckpoints(*t, *b, options);
