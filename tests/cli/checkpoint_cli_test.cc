@@ -104,6 +104,10 @@ TEST_F(CheckpointCliTest, SameCheckpointPasses) {
       std::string::npos);
   EXPECT_NE(LineOf(lines, "optimizer.state.2.exp_avg").find(",pass,"),
             std::string::npos);
+  int xlsx = 0;
+  for (const auto& e : fs::directory_iterator(out_))
+    xlsx += e.path().extension() == ".xlsx" && fs::file_size(e.path()) > 0;
+  EXPECT_EQ(xlsx, 1);  // the setup installs libxlsxwriter
 }
 
 TEST_F(CheckpointCliTest, SafetensorsAgainstTorchSaveByContent) {
