@@ -1,6 +1,8 @@
 // Fuzz target: any bytes given to the .pt reader (ZIP directory, pickle
-// machine, tensor spec, strided gather) must give a Tensor or an error
-// Status, never a crash, a sanitizer report or a huge allocation.
+// machine, tensor spec, strided gather) and to the checkpoint reader (the
+// same archive flattened into named tensors and values) must give a result
+// or an error Status, never a crash, a sanitizer report or a huge
+// allocation.
 //
 // Seeds: fuzz/corpus/pt_fuzz/, written by tests/data/pt/make_pt.py. The
 // *_nocrc.pt seeds record CRC 0 ("not computed"), so that mutated data.pkl
@@ -9,6 +11,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "lockstep/format/checkpoint.h"
 #include "lockstep/format/pt_reader.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -23,6 +26,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     volatile unsigned sum = 0;
     for (size_t i = 0; i < tensor->nbytes(); ++i) {
       sum = sum + static_cast<unsigned>(tensor->data()[i]);
+    }
+  }
+  // A checkpoint holds one tensor per pickled call: each may expand its
+  // storage, so the limit per tensor is smaller here.
+  options.max_expanded_bytes = 1 << 12;
+  auto checkpoint =
+      lockstep::ReadTorchCheckpoint(bytes, nullptr, "fuzz.pt", options);
+  if (checkpoint.ok()) {
+    volatile unsigned sum = 0;
+    for (const auto& e : checkpoint->entries) {
+      if (!e.is_tensor) continue;  // a value: its tensor is empty
+      for (size_t i = 0; i < e.tensor.nbytes(); ++i)
+        sum = sum + static_cast<unsigned>(e.tensor.data()[i]);
     }
   }
   return 0;

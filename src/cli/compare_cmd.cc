@@ -11,6 +11,7 @@
 
 #include "cli/commands.h"
 #include "cli/common_options.h"
+#include "lockstep/compare/checkpoint_compare.h"
 #include "lockstep/compare/compare_dumps.h"
 #include "lockstep/compare/run_env.h"
 #include "lockstep/core/file.h"
@@ -20,6 +21,7 @@
 #include "lockstep/curve/curve_compare.h"
 #include "lockstep/curve/curve_plot.h"
 #include "lockstep/curve/readers.h"
+#include "lockstep/format/checkpoint.h"
 #include "lockstep/format/yaml_mapping.h"
 #include "lockstep/report/csv_report.h"
 #include "lockstep/report/html_report.h"
@@ -251,6 +253,50 @@ void PrintFirstDivergence(const CompareResult& r) {
              (f.detail.empty() ? "" : " — " + f.detail));
 }
 
+// Checkpoints: the rows with the largest errors, in place of a first
+// divergence.
+void PrintLargestErrors(const CompareResult& r) {
+  for (size_t i : r.largest_errors) {
+    const CompareRow& row = r.rows[i];
+    std::string line = "LARGEST ERROR: " + std::string(row.npu_name()) + " " +
+                       VerdictName(row.verdict);
+    if (!row.messages.empty()) line += ": " + row.messages[0];
+    if (row.verdict == Verdict::kPass) {
+      LogInfo(line);
+    } else {
+      LogWarning(line);
+    }
+  }
+  for (size_t i = 0; i < r.gaps.size() && i < 10; ++i)
+    LogWarning("in the baseline only: " + r.gaps[i].entry);
+  if (r.gaps.size() > 10) LogWarning("  ... the rest are in summary.json");
+}
+
+// True when TARGET and BASELINE are checkpoints (by content: torch.save
+// archives, safetensors files, shard directories); either one makes the
+// compare a checkpoint compare, which then says what the other is not.
+bool AreCheckpoints(const Args& a) {
+  return DetectCheckpoint(a.target) != CheckpointKind::kNone ||
+         DetectCheckpoint(a.baseline) != CheckpointKind::kNone;
+}
+
+// Dump-only options given to a checkpoint compare.
+Status CheckCheckpointOptions(const Args& a) {
+  if (a.mode != "auto" && a.mode != "tensor") {
+    return Status::InvalidArgument(
+        "--mode " + a.mode,
+        "checkpoints are compared tensor by tensor. Note: leave --mode out");
+  }
+  if (a.fuzzy || a.align || a.no_align || a.renumber ||
+      !a.data_mapping.empty() || !a.steps.empty() || !a.ranks.empty()) {
+    return Status::InvalidArgument(
+        "--fuzzy-match/--align/--no-align/--renumber-params-grad/"
+        "--data-mapping/--step/--rank",
+        "dump options; checkpoints are matched by parameter name");
+  }
+  return Status::Ok();
+}
+
 int Run(int argc, char** argv) {
   Args a;
   CLI::App app{
@@ -262,10 +308,13 @@ int Run(int argc, char** argv) {
       "(msprobe HEAD columns), "
       "summary.json and report.html into DIR.\nExit: 0 all rows pass and "
       "nothing is missing, 1 divergence (or steps or ops missing from the "
-      "target), 2 usage error, 3 nothing readable.\n\nExamples:\n  lockstep "
+      "target), 2 usage error, 3 nothing readable.\nTARGET and BASELINE "
+      "may also be two checkpoints (torch.save state_dicts or checkpoints, "
+      "safetensors files, or directories of their shards), compared "
+      "parameter by parameter.\n\nExamples:\n  lockstep "
       "compare npu_dump/ gpu_dump/ -o out/\n  lockstep compare -tp "
       "npu_dump/step0 -gp gpu_dump/step0 --rank 0 -dm map.yaml   "
-      "(msprobe's flags)",
+      "(msprobe's flags)\n  lockstep compare new.pt old.pt -o out/",
       "compare"};
   app.add_option("TARGET", a.target, "The run under test (msprobe: NPU)");
   app.add_option("BASELINE", a.baseline, "The reference run (msprobe: bench)");
@@ -340,8 +389,13 @@ int Run(int argc, char** argv) {
           Status::NotFound(*p,
                            "no such file or directory (TARGET and "
                            "BASELINE are dumps: dump.json, a rank, "
-                           "step or root directory)"));
+                           "step or root directory; or checkpoints)"));
     }
+  }
+  const bool checkpoints = AreCheckpoints(a);
+  if (checkpoints) {
+    Status s = CheckCheckpointOptions(a);
+    if (!s.ok()) return ReportError(s);
   }
   StatusOr<CompareOptions> opts = MakeOptions(a);
   if (!opts.ok()) return ReportError(opts.status());
@@ -352,18 +406,26 @@ int Run(int argc, char** argv) {
   if (!made.ok()) return ReportError(made);
   StatusOr<std::unique_ptr<DirLock>> lock = DirLock::Acquire(a.out_dir);
   if (!lock.ok()) return ReportError(lock.status());
-  StatusOr<CompareResult> r = CompareDumpRows(a.target, a.baseline, *opts);
+  StatusOr<CompareResult> r =
+      checkpoints ? CompareCheckpointRows(a.target, a.baseline, *opts)
+                  : CompareDumpRows(a.target, a.baseline, *opts);
   if (!r.ok()) return ReportError(r.status());
   Status s;
   {
     Reports reports(*r, a, *curves);  // the CSV and table file start now
     FinishResult(&*r);
     TimingMark("compare: first divergence");
-    for (auto& w : RunEnvWarnings(a.target, a.baseline))
-      r->warnings.push_back(w);
+    if (!checkpoints) {
+      for (auto& w : RunEnvWarnings(a.target, a.baseline))
+        r->warnings.push_back(w);
+    }
     for (const auto& w : r->warnings) LogWarning(w);
-    PrintGaps(*r);
-    PrintFirstDivergence(*r);
+    if (checkpoints) {
+      PrintLargestErrors(*r);
+    } else {
+      PrintGaps(*r);
+      PrintFirstDivergence(*r);
+    }
     s = reports.Finish();
   }
   if (!s.ok()) return ReportError(s);

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "lockstep/compare/align.h"
+#include "lockstep/compare/checkpoint_compare.h"
 #include "lockstep/compare/first_divergence.h"
 #include "lockstep/compare/matching.h"
 #include "lockstep/compare/msprobe_row.h"
@@ -348,7 +349,9 @@ Status CompareRankPair(const DumpPair& pair, const CompareOptions& options,
   std::vector<OpRow> brows = pair.baseline_rows != nullptr
                                  ? std::move(*pair.baseline_rows)
                                  : FlattenDump(*pair.baseline);
-  std::vector<int> match = MatchFor(trows, brows, pair, options, result);
+  std::vector<int> match = pair.match != nullptr
+                               ? *pair.match
+                               : MatchFor(trows, brows, pair, options, result);
   TimingMark("compare: match rows");
   bool with_stack = std::find(result->columns.begin(), result->columns.end(),
                               "NPU_Stack_Info") != result->columns.end();
@@ -427,6 +430,10 @@ void FinishResult(CompareResult* result) {
     if (r.msprobe_result == "error") ++s.msprobe_error;
   }
   result->summary = s;
+  if (result->subject == CompareSubject::kCheckpoints) {
+    result->largest_errors = LargestErrors(*result, kLargestErrors);
+    return;
+  }
   result->first_divergence = FindFirstDivergence(result->rows, result->gaps);
 }
 

@@ -31,6 +31,12 @@ TensorPairFacts CompareOne(const PairTensors& tensors,
   }
   bool npu_has = row->npu->data_name != "-1",
        bench_has = row->bench->data_name != "-1";
+  if (options.row_tensor && (!npu_has || !bench_has)) {
+    SetAllMetrics(row, kUnsupported,
+                  npu_has == bench_has ? "" : "A tensor on one side only.");
+    facts.data_missing = npu_has != bench_has;
+    return facts;
+  }
   if (!npu_has || !bench_has) {
     SetAllMetrics(row, kUnsupported,
                   !npu_has ? "NPU does not have data file."
@@ -38,16 +44,22 @@ TensorPairFacts CompareOne(const PairTensors& tensors,
     facts.data_missing = npu_has != bench_has;
     return facts;
   }
-  // A file must lie inside its dump's dump_tensor_data (no "..", no
-  // absolute path, no symbolic link, a regular file); a pack entry must be
-  // in the pack's checked index.
   std::string wa, wb;
-  StatusOr<Tensor> a =
-      tensors.target.Read(row->npu->data_name, options.load_tensor, &wa);
-  StatusOr<Tensor> b = !a.ok()
-                           ? StatusOr<Tensor>(a.status())
-                           : tensors.baseline.Read(row->bench->data_name,
-                                                   options.load_tensor, &wb);
+  StatusOr<Tensor> a = Status::Internal("unread"), b = a;
+  if (options.row_tensor) {
+    wa = row->npu->name;
+    wb = row->bench->name;
+    a = options.row_tensor(true, *row->npu);
+    b = a.ok() ? options.row_tensor(false, *row->bench) : a.status();
+  } else {
+    // A file must lie inside its dump's dump_tensor_data (no "..", no
+    // absolute path, no symbolic link, a regular file); a pack entry must
+    // be in the pack's checked index.
+    a = tensors.target.Read(row->npu->data_name, options.load_tensor, &wa);
+    b = !a.ok() ? StatusOr<Tensor>(a.status())
+                : tensors.baseline.Read(row->bench->data_name,
+                                        options.load_tensor, &wb);
+  }
   if (!a.ok() || !b.ok()) {
     const Status& s = !a.ok() ? a.status() : b.status();
     const std::string& file = !a.ok() ? wa : wb;
@@ -83,8 +95,10 @@ std::vector<TensorPairFacts> CompareTensorRows(
     const CompareOptions& options, std::vector<MsprobeRow>* rows,
     std::vector<std::string>* warnings) {
   std::vector<TensorPairFacts> facts(rows->size());
-  PairTensors tensors{RankTensors::Open(target.dir),
-                      RankTensors::Open(baseline.dir)};
+  PairTensors tensors;
+  if (!options.row_tensor) {
+    tensors = {RankTensors::Open(target.dir), RankTensors::Open(baseline.dir)};
+  }
   for (const RankTensors* t : {&tensors.target, &tensors.baseline}) {
     if (!t->pack_status().ok())
       warnings->push_back("tensors not read: " + t->pack_status().message());

@@ -60,7 +60,10 @@ Status PickleMachine::OpBuild() {
   LOCKSTEP_ASSIGN_OR_RETURN(PickleObject * state, Pop());
   if (stack_.size() <= Floor()) return Corrupt("stack is empty");
   PickleObject* target = stack_.back();
-  if (target->kind != Kind::kCall) {
+  // A dict made by REDUCE (an OrderedDict) may carry attributes: torch's
+  // state_dict sets `_metadata`, which BUILD restores.
+  bool dict_subclass = target->kind == Kind::kDict && target->type != nullptr;
+  if (target->kind != Kind::kCall && !dict_subclass) {
     return Fail(
         StatusCode::kNotSupported,
         "setting the state of a " + std::string(PickleKindName(target->kind)));

@@ -210,25 +210,42 @@ StatusOr<Tensor> MakeTensor(const PtTensorSpec& spec, const Storage& st,
 
 }  // namespace
 
+StatusOr<PtArchive> PtArchive::Open(std::string_view bytes,
+                                    std::shared_ptr<const void> owner,
+                                    const std::string& name) {
+  LOCKSTEP_RETURN_IF_ERROR(CheckNotLegacy(bytes, name));
+  LOCKSTEP_ASSIGN_OR_RETURN(ZipReader zip, ZipReader::Open(bytes, name));
+  PtArchive a(std::move(zip));
+  std::string scratch;
+  LOCKSTEP_ASSIGN_OR_RETURN(const ZipEntry* pkl,
+                            FindPickle(a.zip_, &a.prefix_));
+  LOCKSTEP_ASSIGN_OR_RETURN(
+      std::string_view pkl_bytes,
+      ReadRecord(a.zip_, *pkl, kMaxPickleBytes, &scratch));
+  a.subject_ = a.zip_.Subject(*pkl);
+  LOCKSTEP_ASSIGN_OR_RETURN(a.pickle_, Unpickle(pkl_bytes, a.subject_));
+  LOCKSTEP_ASSIGN_OR_RETURN(a.big_endian_, IsBigEndian(a.zip_, a.prefix_));
+  a.owner_ = std::move(owner);
+  return a;
+}
+
+StatusOr<Tensor> PtArchive::ReadTensor(const PtTensorSpec& spec,
+                                       const std::string& subject,
+                                       const PtReadOptions& options) const {
+  LOCKSTEP_ASSIGN_OR_RETURN(Storage storage,
+                            ReadStorage(zip_, prefix_, spec, owner_, options));
+  return MakeTensor(spec, storage, big_endian_, options, subject);
+}
+
 StatusOr<Tensor> ReadPtTensorFromMemory(std::string_view bytes,
                                         std::shared_ptr<const void> owner,
                                         const std::string& name,
                                         const PtReadOptions& options) {
-  LOCKSTEP_RETURN_IF_ERROR(CheckNotLegacy(bytes, name));
-  LOCKSTEP_ASSIGN_OR_RETURN(ZipReader zip, ZipReader::Open(bytes, name));
-  std::string prefix, scratch;
-  LOCKSTEP_ASSIGN_OR_RETURN(const ZipEntry* pkl, FindPickle(zip, &prefix));
-  LOCKSTEP_ASSIGN_OR_RETURN(std::string_view pkl_bytes,
-                            ReadRecord(zip, *pkl, kMaxPickleBytes, &scratch));
-  std::string subject = zip.Subject(*pkl);
-  LOCKSTEP_ASSIGN_OR_RETURN(Unpickled obj, Unpickle(pkl_bytes, subject));
-  LOCKSTEP_ASSIGN_OR_RETURN(PtTensorSpec spec,
-                            ParsePtTensorSpec(obj.root(), subject));
-  LOCKSTEP_ASSIGN_OR_RETURN(bool big_endian, IsBigEndian(zip, prefix));
+  LOCKSTEP_ASSIGN_OR_RETURN(PtArchive archive,
+                            PtArchive::Open(bytes, std::move(owner), name));
   LOCKSTEP_ASSIGN_OR_RETURN(
-      Storage storage,
-      ReadStorage(zip, prefix, spec, std::move(owner), options));
-  return MakeTensor(spec, storage, big_endian, options, subject);
+      PtTensorSpec spec, ParsePtTensorSpec(archive.root(), archive.subject()));
+  return archive.ReadTensor(spec, archive.subject(), options);
 }
 
 StatusOr<Tensor> ReadPtTensorFromBuffer(std::string_view bytes,

@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <string>
@@ -107,15 +109,58 @@ void AppendFirstDivergence(const CompareResult& r, std::string* out) {
   *out += "</section>\n";
 }
 
+std::string Short(double x) {
+  if (std::isnan(x)) return "&ndash;";
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.4g", x);
+  return buf;
+}
+
+// Checkpoints have no order, so no first divergence: the rows with the
+// largest errors stand in its place.
+void AppendLargestErrors(const CompareResult& r, std::string* out) {
+  bool any = !r.largest_errors.empty();
+  *out += std::string("<section id=\"largest-errors\" class=\"card fd ") +
+          (OverallOutcome(r) == Outcome::kPass ? "none" : "found") +
+          "\"><h2>Largest errors</h2>";
+  if (!any) {
+    *out +=
+        "<p class=\"fd-entry\">No differences</p><p class=\"fd-detail\">"
+        "Every parameter of the target equals the baseline's.</p>"
+        "</section>\n";
+    return;
+  }
+  *out +=
+      "<table class=\"mini\"><thead><tr><th>row</th><th>name</th>"
+      "<th>verdict</th><th>rel. error</th><th>cosine</th><th>max abs err</th>"
+      "<th>why</th></tr></thead><tbody>";
+  for (size_t i : r.largest_errors) {
+    const CompareRow& row = r.rows[i];
+    std::string n = std::to_string(i + 1);
+    *out += "<tr><td><a href=\"#row=" + n + "\">" + n + "</a></td><td><code>" +
+            HtmlEscape(row.npu_name()) + "</code></td><td>" +
+            VerdictName(row.verdict) + "</td><td>" + Short(row.error) +
+            "</td><td>" + Short(row.cosine) + "</td><td>" +
+            Short(row.max_abs_err) + "</td><td>" +
+            HtmlEscape(row.messages.empty() ? "" : row.messages[0]) +
+            "</td></tr>";
+  }
+  *out += "</tbody></table></section>\n";
+}
+
 void AppendGaps(const CompareResult& r, std::string* out) {
   if (r.gaps.empty()) return;
   size_t shown = std::min(r.gaps.size(), kMaxListedGaps);
   *out += "<section id=\"gaps\" class=\"card list\"><details";
   *out += r.gaps.size() <= 20 ? " open>" : ">";
-  *out += "<summary><h2>Alignment gaps <span class=\"badge\">" +
-          std::to_string(r.gaps.size()) +
-          "</span></h2><span class=\"hint\">entries present in one run "
-          "only</span></summary>";
+  bool ckpt = r.subject == CompareSubject::kCheckpoints;
+  *out +=
+      std::string("<summary><h2>") +
+      (ckpt ? "In the baseline only" : "Alignment gaps") +
+      " <span class=\"badge\">" + std::to_string(r.gaps.size()) +
+      "</span></h2><span class=\"hint\">" +
+      (ckpt ? "names the target lacks" : "entries present in one run only") +
+      "</span></summary>";
   *out +=
       "<table "
       "class=\"mini\"><thead><tr><th>entry</th><th>where</th><th>rank</th>"
@@ -248,7 +293,11 @@ std::string RenderPage(const CompareResult& result, const HtmlExtras& extras,
   out += "<main>\n";
   AppendVerdict(result, &out);
   out += "<div class=\"overview\">\n";
-  AppendFirstDivergence(result, &out);
+  if (result.subject == CompareSubject::kCheckpoints) {
+    AppendLargestErrors(result, &out);
+  } else {
+    AppendFirstDivergence(result, &out);
+  }
   AppendSummary(result, &out);
   out += "</div>\n";
   AppendGaps(result, &out);

@@ -47,6 +47,35 @@ void WriteGaps(const CompareResult& r, JsonWriter* w) {
   w->EndArray();
 }
 
+// "largest_errors": [{"row_index", "name", "verdict", "error", "cosine",
+// "max_abs_err", "messages"}], worst first.
+void WriteLargestErrors(const CompareResult& r, JsonWriter* w) {
+  w->Key("largest_errors");
+  w->StartArray();
+  for (size_t i : r.largest_errors) {
+    const CompareRow& row = r.rows[i];
+    w->StartObject();
+    w->Key("row_index");
+    w->Uint64(i);
+    w->Key("name");
+    JsonString(w, row.npu_name());
+    w->Key("verdict");
+    w->String(VerdictName(row.verdict));
+    w->Key("error");
+    JsonNumberOrNull(w, row.error);
+    w->Key("cosine");
+    JsonNumberOrNull(w, row.cosine);
+    w->Key("max_abs_err");
+    JsonNumberOrNull(w, row.max_abs_err);
+    w->Key("messages");
+    w->StartArray();
+    for (const std::string& m : row.messages) JsonString(w, m);
+    w->EndArray();
+    w->EndObject();
+  }
+  w->EndArray();
+}
+
 void WriteFirstDivergence(const CompareResult& r, JsonWriter* w) {
   const FirstDivergence& fd = r.first_divergence;
   if (!fd.found) {
@@ -162,8 +191,12 @@ void WriteSummaryObject(const CompareResult& r, JsonWriter* w) {
   w->Key("verdict_line");
   JsonString(w, VerdictLine(r));
   WriteCounts(r.summary, w);
+  w->Key("subject");
+  w->String(r.subject == CompareSubject::kCheckpoints ? "checkpoints"
+                                                      : "dumps");
   w->Key("first_divergence");
   WriteFirstDivergence(r, w);
+  if (r.subject == CompareSubject::kCheckpoints) WriteLargestErrors(r, w);
   w->Key("gaps");
   WriteGaps(r, w);
   w->Key("missing_steps");

@@ -31,10 +31,53 @@ std::string Where(const FirstDivergence& fd) {
   return EntryAt(fd) + ": " + DivergenceReasonName(fd.reason);
 }
 
+bool IsCheckpoints(const CompareResult& r) {
+  return r.subject == CompareSubject::kCheckpoints;
+}
+
+// Checkpoints: "the target lacks 2 names of the baseline (a, b); " ("" when
+// it lacks none).
+std::string LackedNamesPhrase(const CompareResult& r) {
+  if (!IsCheckpoints(r) || r.gaps.empty()) return "";
+  std::string out = "the target lacks " + std::to_string(r.gaps.size()) +
+                    (r.gaps.size() == 1 ? " name" : " names") +
+                    " of the baseline (";
+  for (size_t i = 0; i < r.gaps.size() && i < 4; ++i)
+    out += (i ? ", " : "") + r.gaps[i].entry;
+  return out + (r.gaps.size() > 4 ? ", ...); " : "); ");
+}
+
+// Checkpoints: "largest error at fc.weight: cosine 0.98, max abs err 0.05; "
+// ("" when no row differs).
+std::string LargestErrorPhrase(const CompareResult& r) {
+  if (r.largest_errors.empty()) return "";
+  const CompareRow& row = r.rows[r.largest_errors[0]];
+  std::string out = "largest error at " + std::string(row.npu_name());
+  if (!row.messages.empty()) out += ": " + row.messages[0];
+  return out + "; ";
+}
+
+std::string CheckpointVerdictLine(const CompareResult& r, Outcome o) {
+  const CompareSummary& s = r.summary;
+  switch (o) {
+    case Outcome::kPass:
+      return "PASS: " + std::to_string(s.rows) + " rows, all pass";
+    case Outcome::kWarning:
+      return "WARNING: " + LargestErrorPhrase(r) + CountsPhrase(s);
+    case Outcome::kFail:
+      break;
+  }
+  return "FAIL: " + LackedNamesPhrase(r) + LargestErrorPhrase(r) +
+         CountsPhrase(s);
+}
+
 }  // namespace
 
 Outcome OverallOutcome(const CompareResult& result) {
   const CompareSummary& s = result.summary;
+  // A name the target lacks fails a checkpoint compare (in a dump compare,
+  // a missing entry is the first divergence).
+  if (IsCheckpoints(result) && !result.gaps.empty()) return Outcome::kFail;
   if (result.first_divergence.found || s.error > 0 ||
       !result.missing_steps.empty() || !result.missing_ranks.empty()) {
     return Outcome::kFail;
@@ -92,6 +135,8 @@ std::string MissingPhrase(const CompareResult& result) {
 
 std::string VerdictLine(const CompareResult& result) {
   const CompareSummary& s = result.summary;
+  if (IsCheckpoints(result))
+    return CheckpointVerdictLine(result, OverallOutcome(result));
   if (!result.missing_steps.empty() || !result.missing_ranks.empty()) {
     std::string line = "FAIL: " + MissingPhrase(result);
     if (result.first_divergence.found) {

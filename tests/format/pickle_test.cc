@@ -175,6 +175,19 @@ TEST(UnpickleTest, MalformedInputGivesPositionAndOpcode) {
   ExpectError("}Nb.", StatusCode::kNotSupported, "BUILD: setting the state");
 }
 
+// torch's state_dict is an OrderedDict with a `_metadata` attribute, which
+// the pickle restores with BUILD on the dict (a plain dict has no such
+// state: "}Nb." above stays an error).
+TEST(UnpickleTest, BuildSetsTheStateOfAnOrderedDict) {
+  auto u = Unpickle(
+      PGlobal("collections", "OrderedDict") + ")R}X\x01\x00\x00\x00kNsb."s,
+      "p");
+  ASSERT_TRUE(u.ok()) << u.status().ToString();
+  ASSERT_EQ(u->root().kind, PickleObject::Kind::kDict);
+  ASSERT_NE(u->root().state, nullptr);
+  EXPECT_EQ(u->root().state->Repr(), "{'k': None}");
+}
+
 TEST(UnpickleTest, UnsupportedValues) {
   ExpectError("\x80\x06N.", StatusCode::kNotSupported, "PROTO: protocol 6");
   ExpectError("\x8a\x09\x00\x00\x00\x00\x00\x00\x00\x00\x01."s,

@@ -51,6 +51,11 @@ struct CompareOptions {
   // files as they are read (CompareDumpPaths); may be empty. May be called
   // from several threads at once.
   std::function<void(size_t, size_t)> read_progress;
+  // Tensor mode: reads a row's tensor from elsewhere than a dump's files (a
+  // checkpoint compare: the tensor a parameter name stands for); `target`
+  // says which side. Rows that are not tensors on both sides are not read.
+  // Empty: tensors are read from each dump's dump_tensor_data.
+  std::function<StatusOr<Tensor>(bool target, const OpRow& row)> row_tensor;
 };
 
 // One (step, rank) pair of dumps.
@@ -64,6 +69,9 @@ struct DumpPair {
   // give only their top-level fields. Null: flatten the DumpFiles' entries.
   std::vector<OpRow>* target_rows = nullptr;
   std::vector<OpRow>* baseline_rows = nullptr;
+  // Rows already matched: (*match)[i] is the baseline row of target row i,
+  // -1 for none. Null: matched here, by name or by alignment (options).
+  const std::vector<int>* match = nullptr;
 };
 
 // msprobe's get_dump_mode: tensor task -> tensor; statistics with md5 on both
@@ -93,7 +101,8 @@ std::vector<std::string> CompareHeader(CompareMode mode, bool with_stack);
 Status CompareRankPair(const DumpPair& pair, const CompareOptions& options,
                        CompareResult* result);
 
-// Recomputes result->summary and result->first_divergence from the rows.
+// Recomputes result->summary and result->first_divergence (dumps) or
+// result->largest_errors (checkpoints) from the rows.
 void FinishResult(CompareResult* result);
 
 }  // namespace lockstep

@@ -130,12 +130,24 @@ struct CompareSummary {
   int64_t msprobe_error = 0;
 };
 
+// What was compared: two runs' operator dumps, or two checkpoints parameter
+// by parameter (checkpoint_compare.h). A checkpoint has no execution order,
+// so it has no first divergence: its reports give the largest errors.
+enum class CompareSubject : uint8_t { kDumps, kCheckpoints };
+
 struct CompareResult {
   CompareMode mode = CompareMode::kStatistics;
+  CompareSubject subject = CompareSubject::kDumps;
   std::vector<std::string> columns;  // msprobe HEAD CSV header
   std::vector<CompareRow> rows;
   CompareSummary summary;
-  FirstDivergence first_divergence;
+  FirstDivergence first_divergence;  // dumps only
+  // Checkpoints: the rows with the largest errors, worst first (the most
+  // severe verdict, then the largest relative error); FinishResult fills it.
+  std::vector<size_t> largest_errors;
+  // Dumps: entries on one side only, found by aligning the op streams.
+  // Checkpoints: names in the baseline only (in_target false; names in the
+  // target only are unmatched rows).
   std::vector<AlignmentGap> gaps;
   std::string target_path;
   std::string baseline_path;

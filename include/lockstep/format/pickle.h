@@ -58,7 +58,9 @@ struct PickleObject {
     kTuple,         // items
     kList,          // items
     kDict,          // items: key0, value0, key1, value1, ... (pickle order);
-                    // type: the class global when made by REDUCE, else null
+                    // type: the class global when made by REDUCE, else null;
+                    // state: from BUILD (only when made by REDUCE: an
+                    // OrderedDict's attributes, as a state_dict's _metadata)
     kGlobal,        // module, name
     kCall,          // items: {callable, args (a kTuple)}; state: from BUILD
     kPersistentId,  // items: {the persistent id}

@@ -29,6 +29,7 @@
 #include "lockstep/core/status.h"
 #include "lockstep/format/pickle.h"
 #include "lockstep/format/tensor.h"
+#include "lockstep/format/zip.h"
 #include "lockstep/numerics/dtype.h"
 
 namespace lockstep {
@@ -75,6 +76,44 @@ struct PtTensorSpec {
 // different lengths).
 StatusOr<PtTensorSpec> ParsePtTensorSpec(const PickleObject& root,
                                          const std::string& subject);
+
+// An open torch.save archive: its records and its data.pkl unpickled, from
+// which any number of tensors can be made (a state_dict holds many, and
+// several of them may view one storage: tied weights, slices).
+// Thread safety: immutable after Open; ReadTensor may run on many threads.
+class PtArchive {
+ public:
+  // Opens the archive in `bytes` and unpickles its data.pkl. `owner` as
+  // ReadPtTensorFromMemory's (null: tensors copy their bytes); `name` stands
+  // for the path in messages. Errors as ReadPtTensor's (the legacy format
+  // is NotSupported, with how to re-save it).
+  // REQUIRES: `bytes` stays valid while the archive lives.
+  static StatusOr<PtArchive> Open(std::string_view bytes,
+                                  std::shared_ptr<const void> owner,
+                                  const std::string& name);
+
+  // The unpickled object torch.save wrote.
+  const PickleObject& root() const { return pickle_.root(); }
+  // "x.pt: zip entry 'x/data.pkl'": data.pkl in messages.
+  const std::string& subject() const { return subject_; }
+
+  // The tensor `spec` describes (ParsePtTensorSpec of a part of root()), read
+  // from its storage record as ReadPtTensor reads it: zero-copy when it can
+  // be, the storage's CRC-32 checked. `subject` names it in messages.
+  StatusOr<Tensor> ReadTensor(const PtTensorSpec& spec,
+                              const std::string& subject,
+                              const PtReadOptions& options) const;
+
+ private:
+  PtArchive(ZipReader zip) : zip_(std::move(zip)) {}
+
+  ZipReader zip_;
+  std::string prefix_;
+  std::string subject_;
+  Unpickled pickle_;
+  bool big_endian_ = false;
+  std::shared_ptr<const void> owner_;
+};
 
 // Reads the single tensor that torch.save wrote to `path`. When the tensor is
 // C-contiguous, little-endian and aligned, the result points straight into a
