@@ -7,6 +7,7 @@
 #include "lockstep/compare/align.h"
 #include "lockstep/compare/first_divergence.h"
 #include "lockstep/compare/matching.h"
+#include "lockstep/compare/model_context.h"
 #include "lockstep/compare/msprobe_row.h"
 #include "lockstep/compare/op_rows.h"
 #include "lockstep/compare/result_rules.h"
@@ -425,6 +426,7 @@ void FinishResult(CompareResult* result) {
   }
   result->summary = s;
   result->first_divergence = FindFirstDivergence(result->rows, result->gaps);
+  AttachDivergenceStack(result);
 }
 
 }  // namespace lockstep

@@ -84,7 +84,8 @@ std::vector<std::string> CompareHeader(CompareMode mode, bool with_stack);
 Status CompareRankPair(const DumpPair& pair, const CompareOptions& options,
                        CompareResult* result);
 
-// Recomputes result->summary and result->first_divergence from the rows.
+// Recomputes result->summary and result->first_divergence from the rows,
+// with the divergence's stack (AttachDivergenceStack, model_context.h).
 void FinishResult(CompareResult* result);
 
 }  // namespace lockstep
