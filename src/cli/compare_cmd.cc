@@ -54,7 +54,7 @@ StatusOr<std::string> CurvesSvg(const Args& a) {
   LOCKSTEP_ASSIGN_OR_RETURN(CurveComparison c,
                             CompareCurves({baseline, target}, o));
   LogInfo("curves: " + CurveVerdict(c));
-  return RenderCurveSvg(c);
+  return RenderCurveSvg(c, kWideCurvePlot);
 }
 
 StatusOr<CompareOptions> MakeOptions(const Args& a) {
