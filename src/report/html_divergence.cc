@@ -109,10 +109,8 @@ bool IsLibraryFrame(std::string_view path) {
 }
 
 std::string DivergenceModuleHtml(const CompareResult& r) {
-  const FirstDivergence& fd = r.first_divergence;
-  if (!fd.found || fd.row_index >= r.rows.size()) return "";
-  int32_t m = r.rows[fd.row_index].module;
-  if (m < 0 || static_cast<size_t>(m) >= r.modules.size()) return "";
+  int32_t m = DivergenceModule(r);
+  if (m < 0) return "";
   std::vector<int32_t> chain;
   for (int32_t n = m; n >= 0 && chain.size() <= r.modules.size();
        n = r.modules[n].parent)

@@ -5,6 +5,7 @@
 #ifndef LOCKSTEP_SRC_REPORT_HTML_INTERNAL_H_
 #define LOCKSTEP_SRC_REPORT_HTML_INTERNAL_H_
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -56,6 +57,10 @@ void WritePlotNumber(JsonWriter* w, double x);
 // step or none, or more marks than that).
 inline constexpr size_t kMaxStepMarks = 2000;
 void WriteStepMarks(const CompareResult& r, JsonWriter* w);
+
+// The module of the first divergence's entry (-1: none known, or no
+// divergence, or an entry the target lacks).
+int32_t DivergenceModule(const CompareResult& r);
 
 // The module tree (MODULES below) with each module's worst row, or null when
 // the result has no modules:

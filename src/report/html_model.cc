@@ -96,6 +96,17 @@ void WriteStepMarks(const CompareResult& r, JsonWriter* w) {
   w->EndArray();
 }
 
+int32_t DivergenceModule(const CompareResult& r) {
+  const FirstDivergence& fd = r.first_divergence;
+  if (!fd.found || fd.row_index >= r.rows.size()) return -1;
+  const CompareRow& row = r.rows[fd.row_index];
+  // A missing entry's row is the target entry next to it: not its module.
+  if (row.entry != fd.entry) return -1;
+  return row.module >= 0 && static_cast<size_t>(row.module) < r.modules.size()
+             ? row.module
+             : -1;
+}
+
 void WriteModules(const CompareResult& r, JsonWriter* w) {
   const std::vector<ModuleNode>& nodes = r.modules;
   if (nodes.empty()) {
@@ -123,10 +134,8 @@ void WriteModules(const CompareResult& r, JsonWriter* w) {
   Column(w, "error", n, [&](size_t i) { WritePlotNumber(w, agg[i].error); });
   Column(w, "row", n, [&](size_t i) { w->Int64(agg[i].row); });
   Column(w, "first", n, [&](size_t i) { w->Int64(agg[i].first); });
-  const FirstDivergence& fd = r.first_divergence;
   w->Key("fd");
-  w->Int(fd.found && fd.row_index < r.rows.size() ? r.rows[fd.row_index].module
-                                                  : -1);
+  w->Int(DivergenceModule(r));
   w->Key("outside");
   if (outside.rows > 0) {
     WriteWorst(outside, w);

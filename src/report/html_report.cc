@@ -168,7 +168,8 @@ void AppendModulesCard(const CompareResult& r, std::string* out) {
       "<section id=\"modules\" class=\"card modules-card\"><div "
       "class=\"card-head\"><h2>Model <span class=\"badge\">" +
       std::to_string(r.modules.size()) +
-      " modules</span></h2><span class=\"hint\">each module: the worst "
+      (r.modules.size() == 1 ? " module" : " modules") +
+      "</span></h2><span class=\"hint\">each module: the worst "
       "verdict and the largest relative error of the rows inside it (its "
       "operators, by construct.json); click a name for its worst "
       "row</span></div><div id=\"module-box\" class=\"module-box\"><ul "

@@ -4,8 +4,9 @@
 // page's data). Points are binned to at most one bin per pixel column and
 // each bin draws its worst point (lowest cosine, highest error), so 100k rows
 // draw as fast as 1k and no divergent row is hidden. A strip under
-// the axis marks bins that hold a warning, error or unmatched row. Hovering
-// shows the nearest bin's row; clicking goes to it in the table.
+// the axis marks bins that hold a warning, error or unmatched row, and dotted
+// lines where the step changes. Hovering shows the nearest bin's row (and
+// its step); clicking goes to it in the table.
 #include "html_internal.h"
 
 namespace lockstep::internal {

@@ -282,6 +282,42 @@ TEST(HtmlReportTest, ModuleTreeOfALargePairStaysCompact) {
       (files.page.size() - without) / 1e3, files.table.size() / 1e6);
 }
 
+TEST(HtmlReportTest, DivergenceModuleAndStackInTheCard) {
+  CompareResult r = MakeSyntheticResult(30);
+  ASSERT_TRUE(r.first_divergence.found);
+  r.modules = {{"blocks", "ModuleList", -1}, {"blocks.0", "Block", 0}};
+  CompareRow& row = r.rows[r.first_divergence.row_index];
+  row.module = 1;
+  r.first_divergence.entry = row.entry;
+  r.first_divergence.stack = {
+      "File /usr/lib/python3/dist-packages/torch/nn/functional.py, line 1, in "
+      "relu, \n return torch.relu(x)",
+      "File <b>.py, line 7, in step, \n y = f(x) < 2", "not a frame <i>"};
+  std::string html = RenderHtmlReport(r);
+  EXPECT_NE(html.find("<p id=\"fd-module\" class=\"fd-module\"><span "
+                      "class=\"k\">module</span> <span "
+                      "title=\"blocks\">blocks</span><span "
+                      "class=\"sep\">&rsaquo;</span><b "
+                      "title=\"blocks.0\">0</b> <span "
+                      "class=\"cls\">Block</span></p>"),
+            std::string::npos);
+  // Markup in a frame is text; a frame that is not "File ..." shows as is.
+  EXPECT_NE(html.find("<li class=\"frame user\"><span class=\"loc\"><code>"
+                      "&lt;b&gt;.py:7</code> in <code class=\"fn\">step</code>"
+                      "</span><pre class=\"src\">y = f(x) &lt; 2</pre></li>"),
+            std::string::npos);
+  EXPECT_NE(html.find("<code>not a frame &lt;i&gt;</code>"), std::string::npos);
+  EXPECT_EQ(html.find("<b>.py"), std::string::npos);
+  // An entry the target lacks (a missing op) is not in its neighbour's
+  // module.
+  r.first_divergence.entry = "Torch.inserted.0.forward";
+  html = RenderHtmlReport(r);
+  EXPECT_EQ(html.find("id=\"fd-module\""), std::string::npos);
+  rapidjson::Document doc;
+  ParseData(html, &doc);
+  EXPECT_EQ(doc["modules"]["fd"].GetInt(), -1);
+}
+
 TEST(HtmlReportTest, WriteIsAtomicAndReportsErrors) {
   auto dir = std::filesystem::temp_directory_path() /
              ("lockstep_html_test_" + std::to_string(::getpid()));
