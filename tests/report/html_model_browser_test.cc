@@ -76,6 +76,21 @@ constexpr char kProbe[] = R"JS(<script>
   }
   const fd = document.querySelector('#module-tree li.fd-node');
   b.dataset.fdModuleBox = fd ? String(fd.getBoundingClientRect().height > 0) : 'none';
+  // Opening a closed module draws its children; a module's name goes to
+  // its worst row.
+  const closed = document.querySelector('#module-tree button.tw[aria-expanded="false"]');
+  if (closed) {
+    const m = closed.closest('li').dataset.m;
+    closed.click();
+    const li = document.querySelector('#module-tree li[data-m="' + m + '"]');
+    b.dataset.opened = String(!!(li && li.querySelector('ul > li.mod')));
+  }
+  const name = document.querySelector('#module-tree li.fd-node > .mrow > a.mname');
+  if (name) {
+    name.click();
+    const tr = document.querySelector('#rows tr.selected');
+    b.dataset.selectedRow = tr ? tr.dataset.i : 'none';
+  }
 })();
 </script>
 )JS";
@@ -238,6 +253,10 @@ TEST_F(HtmlModelBrowserTest, ModuleTreeOpensTheFirstDivergencesModule) {
   }
   EXPECT_EQ(depth, 2);  // layer1 > 1 > conv1
   EXPECT_EQ(Attr(dom, "fd-module-box"), "true");
+  EXPECT_EQ(Attr(dom, "opened"), "true");
+  // The divergent module's worst row is the divergent row.
+  EXPECT_EQ(Attr(dom, "selected-row"),
+            std::to_string(r.first_divergence.row_index));
   // Container modules that only construct.json names are in it.
   EXPECT_NE(tree.find("title=\"layer1\""), std::string::npos);
   EXPECT_NE(tree.find(">Sequential<"), std::string::npos);
