@@ -9,7 +9,7 @@
 // parent: the construct.json parent of its forward calls (backward hooks
 // nest by timing, not by structure), else the module whose path is the
 // longest dotted prefix of its own ("layer1.0" for "layer1.0.conv1"), else
-// none (a root). Calls and steps of one module are one node.
+// none (a root). Calls, steps and ranks of one module are one node.
 // Thread safety: ModuleTreeBuilder is not synchronized; the function is
 // pure but for reading a file.
 #ifndef LOCKSTEP_COMPARE_MODEL_CONTEXT_H_
