@@ -12,6 +12,7 @@
 #include "lockstep/format/dump_writer.h"
 #include "lockstep/format/json_reader.h"
 #include "lockstep/format/json_writer.h"
+#include "lockstep/format/module_parents.h"
 
 namespace {
 
@@ -125,6 +126,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   CheckTreeRoundTrip(text);
   CheckDumpRoundTrip(text);
   (void)lockstep::ReadStackJsonFromString(text, "stack.json");
-  (void)lockstep::ReadConstructJsonFromString(text, "construct.json");
+  auto construct =
+      lockstep::ReadConstructJsonFromString(text, "construct.json");
+  if (construct.ok()) {
+    lockstep::ModuleParents p =
+        lockstep::ModuleParentsFrom(*construct, "construct.json");
+    for (const auto& [name, parent] : p.parent) {
+      (void)lockstep::ModuleOfEntry(name);
+      (void)lockstep::ModuleOfEntry(parent);
+    }
+  }
   return 0;
 }

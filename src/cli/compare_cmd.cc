@@ -60,7 +60,7 @@ StatusOr<std::string> CurvesSvg(const Args& a) {
   LOCKSTEP_ASSIGN_OR_RETURN(CurveComparison c,
                             CompareCurves({baseline, target}, o));
   LogInfo("curves: " + CurveVerdict(c));
-  return RenderCurveSvg(c);
+  return RenderCurveSvg(c, kWideCurvePlot);
 }
 
 // TARGET/BASELINE, or msprobe's -tp/-gp in place of either.

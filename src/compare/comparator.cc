@@ -8,6 +8,7 @@
 #include "lockstep/compare/checkpoint_compare.h"
 #include "lockstep/compare/first_divergence.h"
 #include "lockstep/compare/matching.h"
+#include "lockstep/compare/model_context.h"
 #include "lockstep/compare/msprobe_row.h"
 #include "lockstep/compare/op_rows.h"
 #include "lockstep/compare/result_rules.h"
@@ -435,6 +436,7 @@ void FinishResult(CompareResult* result) {
     return;
   }
   result->first_divergence = FindFirstDivergence(result->rows, result->gaps);
+  AttachDivergenceStack(result);
 }
 
 }  // namespace lockstep

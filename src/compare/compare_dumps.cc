@@ -4,6 +4,7 @@
 #include <atomic>
 #include <thread>
 
+#include "lockstep/compare/model_context.h"
 #include "lockstep/core/progress.h"
 #include "lockstep/format/discovery.h"
 #include "lockstep/format/dump_reader.h"
@@ -32,6 +33,42 @@ std::optional<StackMap> ReadPairStack(const RankPair& p,
     return std::nullopt;
   }
   return std::move(*s);
+}
+
+// The target's stack.json, else the baseline's, for the first divergence.
+void NoteStackFile(const RankPair& p, CompareResult* result) {
+  const RankLayout* src = p.target.has_stack_json     ? &p.target
+                          : p.baseline.has_stack_json ? &p.baseline
+                                                      : nullptr;
+  if (src != nullptr) {
+    result->stack_files.push_back(
+        {p.target_step, p.target.rank, src->dir + "/stack.json"});
+  }
+}
+
+// The pair's construct.json (the target's, else the baseline's), if any. It
+// only shapes the report's module tree: what cannot be read is a warning.
+std::optional<ModuleParents> ReadPairParents(
+    const RankPair& p, std::vector<std::string>* warnings) {
+  const RankLayout* src = p.target.has_construct_json     ? &p.target
+                          : p.baseline.has_construct_json ? &p.baseline
+                                                          : nullptr;
+  if (src == nullptr) return std::nullopt;
+  StatusOr<ModuleParents> m = ReadModuleParents(src->dir + "/construct.json");
+  if (!m.ok()) {
+    warnings->push_back(Where(p) + ": module tree without construct.json: " +
+                        m.status().message());
+    return std::nullopt;
+  }
+  if (!m->problems.empty()) {
+    std::string more = m->problems.size() == 1
+                           ? ""
+                           : " (and " + std::to_string(m->problems.size() - 1) +
+                                 " more values)";
+    warnings->push_back(Where(p) + ": " + m->problems[0] + more +
+                        "; left out of the module tree");
+  }
+  return std::move(*m);
 }
 
 }  // namespace
@@ -118,6 +155,7 @@ StatusOr<CompareResult> CompareDumpRows(const std::string& target,
                               std::to_string(r.rank) +
                               " is in the target only");
   }
+  ModuleTreeBuilder modules(&result);
   bool mode_set = false, any = false;
   Status last_error;
   TimingMark("compare: start");
@@ -169,9 +207,14 @@ StatusOr<CompareResult> CompareDumpRows(const std::string& target,
                   static_cast<int>(p.target.rank)};
     pair.target_rows = &t->rows;
     pair.baseline_rows = &b->rows;
+    size_t first_row = result.rows.size();
     LOCKSTEP_RETURN_IF_ERROR(CompareRankPair(pair, opt, &result));
+    std::optional<ModuleParents> parents = ReadPairParents(p, &result.warnings);
+    modules.AddRows(parents ? &*parents : nullptr, first_row);
+    NoteStackFile(p, &result);
     TimingMark("compare: rows");
   }
+  modules.Finish();
   if (!any) {
     return last_error.ok()
                ? Status::NotFound(target, "no rank pairs to compare")

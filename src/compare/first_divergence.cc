@@ -196,7 +196,9 @@ class RankWalker {
             std::string(r.npu_name()),
             reason,
             std::move(detail),
-            order_[pos]};
+            order_[pos],
+            false,
+            {}};
   }
 
   FirstDivergence Missing(const AlignmentGap& g, size_t near_row) const {
@@ -209,7 +211,9 @@ class RankWalker {
             DivergenceReason::kMissing,
             "in the baseline only: the target does not call it (before " +
                 r.entry + " in the target)",
-            near_row};
+            near_row,
+            false,
+            {}};
   }
 
   // The latest earlier output that was this input in the baseline.
@@ -396,7 +400,7 @@ FirstDivergence FindFirstDivergence(const std::vector<CompareRow>& rows,
               "runs drift apart by accumulated rounding, or the change "
               "happened outside the dumped operators";
     return {true,     r.rank, r.step, r.entry, std::string(r.npu_name()),
-            r.reason, detail, i,      true};
+            r.reason, detail, i,      true,    {}};
   }
   return best;
 }

@@ -12,13 +12,24 @@ namespace {
 using plot::Num;
 using plot::XmlEscape;
 
+// The plot keeps its size but shrinks to a narrower window, and follows a
+// dark system scheme; the SVG's own colours are the light ones (curve.svg).
 constexpr const char* kStyle =
-    "body{font-family:sans-serif;margin:24px;color:#202020}"
+    ":root{color-scheme:light dark}"
+    "body{font-family:sans-serif;margin:24px;color:#202020;background:#fff}"
+    ".plot{position:relative}"
+    "svg.lockstep-curve{display:block;max-width:100%;height:auto}"
+    ".table{overflow-x:auto}"
     "table{border-collapse:collapse;margin-top:16px}"
     "th,td{border:1px solid #c0c0c0;padding:4px 8px;text-align:right}"
     "th{background:#f0f0f0}td:first-child{text-align:left}"
     ".pass{color:#1a7f37;font-weight:bold}.fail{color:#c00000;"
-    "font-weight:bold}";
+    "font-weight:bold}"
+    "@media (prefers-color-scheme:dark){"
+    "body{background:#12161d;color:#dde3ec}th{background:#1b212b}"
+    "th,td{border-color:#2c3440}.pass{color:#3ccf8e}.fail{color:#ff6b6b}"
+    "svg .bg,svg .legend-box{fill:#1b212b}svg text{fill:#dde3ec}"
+    "svg .grid{stroke:#2c3440}svg .frame,svg .legend-box{stroke:#8d97a8}}";
 
 std::string Cell(const std::string& s) {
   return "<td>" + XmlEscape(s) + "</td>";
@@ -70,8 +81,9 @@ std::string RenderCurveHtml(const CurveComparison& c,
   page += "<p>tol_abs " + Num(c.options.tol_abs) + ", tol_rel " +
           Num(c.options.tol_rel) + ", smoothing " + Num(c.options.smoothing) +
           "</p>\n";
-  page += RenderCurveSvg(c, o);
-  page += Table(c);
+  page += "<div class=\"plot\">" + RenderCurveSvg(c, o) + "</div>\n";
+  page += "<div class=\"table\">" + Table(c) + "</div>\n";
+  page += "<script>\n" + std::string(CurveHoverScript()) + "</script>\n";
   return page + "</body>\n</html>\n";
 }
 

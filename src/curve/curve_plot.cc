@@ -55,13 +55,23 @@ int64_t SaturatedInt64(double v) {
   return static_cast<int64_t>(v);
 }
 
-// One decimated polyline; a non-finite point starts a new subpath.
+std::vector<CurvePoint> Decimated(const Frame& f,
+                                  const std::vector<CurvePoint>& pts) {
+  return DecimateForPlot(pts, SaturatedInt64(f.x.lo),
+                         SaturatedInt64(std::ceil(f.x.hi)),
+                         std::max(1, static_cast<int>(f.width)));
+}
+
+// The reference is dashed and drawn last, so that it shows where the other
+// curves lie on it.
+constexpr const char* kReferenceDash = "7,5";
+
+// One decimated polyline; a non-finite point starts a new subpath. `dash`:
+// a stroke-dasharray, or nullptr for a solid line.
 void AppendPath(const Frame& f, const std::vector<CurvePoint>& pts,
                 const char* color, double opacity, double width,
-                std::string* out) {
-  auto dec = DecimateForPlot(pts, SaturatedInt64(f.x.lo),
-                             SaturatedInt64(std::ceil(f.x.hi)),
-                             std::max(1, static_cast<int>(f.width)));
+                const char* dash, std::string* out) {
+  auto dec = Decimated(f, pts);
   std::string d;
   int run = 0;
   for (size_t i = 0; i <= dec.size(); ++i) {
@@ -75,13 +85,31 @@ void AppendPath(const Frame& f, const std::vector<CurvePoint>& pts,
     Appendf(&d, "%.1f,%.1f", f.X(static_cast<double>(dec[i].step)),
             f.Y(dec[i].value));
   }
-  char head[160];
+  char head[200];
   std::snprintf(head, sizeof(head),
                 "<path fill=\"none\" stroke=\"%s\" stroke-opacity=\"%.2f\" "
                 "stroke-width=\"%.1f\" stroke-linecap=\"round\" "
-                "stroke-linejoin=\"round\" d=\"",
-                color, opacity, width);
+                "stroke-linejoin=\"round\"%s%s%s d=\"",
+                color, opacity, width, dash ? " stroke-dasharray=\"" : "",
+                dash ? dash : "", dash ? "\"" : "");
   *out += head + d + "\"/>\n";
+}
+
+// The values behind a curve, for the page's hover script (CurveHoverScript):
+// the points drawn (decimated), steps and values comma-separated, a
+// non-finite value as an empty item.
+void AppendHoverData(const Frame& f, const CurveInputResult& in, size_t k,
+                     std::string* out) {
+  std::string steps, values;
+  for (const CurvePoint& p : Decimated(f, in.curve)) {
+    if (!steps.empty()) steps += ',', values += ',';
+    steps += std::to_string(p.step);
+    if (std::isfinite(p.value)) Appendf(&values, "%.7g", p.value, 0);
+  }
+  *out += "<g class=\"curve-data\" data-name=\"" + XmlEscape(in.source) +
+          "\" data-color=\"" + Color(k) + "\" data-ref=\"" +
+          (k == 0 ? "1" : "0") + "\" data-steps=\"" + steps +
+          "\" data-values=\"" + values + "\"/>\n";
 }
 
 void AppendText(double x, double y, const char* anchor, const std::string& s,
@@ -100,7 +128,7 @@ void AppendLine(double x1, double y1, double x2, double y2, const char* style,
 
 // Frame border, grid and tick labels, and the panel's title.
 void AppendAxes(const Frame& f, const std::string& title, std::string* out) {
-  const char* grid = "stroke=\"#e0e0e0\"";
+  const char* grid = "class=\"grid\" stroke=\"#e0e0e0\"";
   for (double t : f.y.ticks) {
     double y = f.Y(t);
     AppendLine(f.left, y, f.left + f.width, y, grid, out);
@@ -115,7 +143,7 @@ void AppendAxes(const Frame& f, const std::string& title, std::string* out) {
   Appendf(out, "<rect x=\"%.1f\" y=\"%.1f\" ", f.left, f.top);
   Appendf(out, "width=\"%.1f\" height=\"%.1f\" fill=\"none\" ", f.width,
           f.height);
-  *out += "stroke=\"#606060\"/>\n";
+  *out += "class=\"frame\" stroke=\"#606060\"/>\n";
   AppendText(f.left, f.top - 8, "start", title, out);
 }
 
@@ -126,11 +154,15 @@ void AppendLegend(const Frame& f, const CurveComparison& c, std::string* out) {
   double h = 8 + 18.0 * c.inputs.size(), x = f.left + f.width - w - 10;
   Appendf(out, "<rect x=\"%.1f\" y=\"%.1f\" ", x, f.top + 10);
   Appendf(out, "width=\"%.1f\" height=\"%.1f\" ", w, h);
-  *out += "fill=\"#ffffff\" fill-opacity=\"0.85\" stroke=\"#c0c0c0\"/>\n";
+  *out +=
+      "class=\"legend-box\" fill=\"#ffffff\" fill-opacity=\"0.85\" "
+      "stroke=\"#c0c0c0\"/>\n";
   for (size_t k = 0; k < c.inputs.size(); ++k) {
     double y = f.top + 10 + 16 + 18.0 * k;
     std::string style =
-        std::string("stroke=\"") + Color(k) + "\" stroke-width=\"3\"";
+        std::string("stroke=\"") + Color(k) + "\" stroke-width=\"3\"" +
+        (k == 0 ? std::string(" stroke-dasharray=\"") + kReferenceDash + "\""
+                : "");
     AppendLine(x + 8, y - 4, x + 32, y - 4, style.c_str(), out);
     AppendText(x + 38, y, "start",
                c.inputs[k].source + (k == 0 ? " (reference)" : ""), out);
@@ -179,14 +211,18 @@ void AppendCurves(const Frame& main, const Frame& diff,
                   const CurveComparison& c, std::string* out) {
   bool smooth = c.options.smoothing > 0;
   bool log = c.options.log_y;
-  for (size_t k = 0; k < c.inputs.size(); ++k) {
+  size_t n = c.inputs.size();
+  for (size_t j = 1; j <= n; ++j) {
+    size_t k = j % n;  // the reference (0) last, on top
     const auto& in = c.inputs[k];
+    const char* dash = k == 0 ? kReferenceDash : nullptr;
     AppendPath(main, ToDomain(in.curve, log), Color(k), smooth ? 0.25 : 1.0,
-               1.5, out);
+               k == 0 ? 2 : 1.5, smooth ? nullptr : dash, out);
     if (smooth)
-      AppendPath(main, ToDomain(in.smoothed, log), Color(k), 1, 2, out);
-    if (k > 0) AppendPath(diff, in.diff, Color(k), 1, 1.5, out);
+      AppendPath(main, ToDomain(in.smoothed, log), Color(k), 1, 2, dash, out);
+    if (k > 0) AppendPath(diff, in.diff, Color(k), 1, 1.5, nullptr, out);
   }
+  for (size_t k = 0; k < n; ++k) AppendHoverData(main, c.inputs[k], k, out);
   if (diff.y.lo < 0 && diff.y.hi > 0) {
     AppendLine(diff.left, diff.Y(0), diff.left + diff.width, diff.Y(0),
                "stroke=\"#808080\"", out);
@@ -247,8 +283,16 @@ std::string RenderCurveSvg(const CurveComparison& c,
           "height=\"%.0f\" ",
           o.width, height);
   Appendf(&out, "viewBox=\"0 0 %.0f %.0f\" ", o.width, height);
+  // The main panel's frame and step range, for the hover script.
+  Appendf(&out, "class=\"lockstep-curve\" data-plot=\"%.1f,%.1f,", main.left,
+          main.top);
+  Appendf(&out, "%.1f,%.1f,", main.width, main.height);
+  Appendf(&out, "%.17g,%.17g,", main.x.lo, main.x.hi);
+  Appendf(&out, "%.17g,%.17g,", main.y.lo, main.y.hi);
+  out += c.options.log_y ? "1\" " : "0\" ";
   out += "font-family=\"sans-serif\" font-size=\"12\">\n";
-  out += "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
+  out +=
+      "<rect class=\"bg\" width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
   std::string m = c.options.metric;
   AppendAxes(
       main,

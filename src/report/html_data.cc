@@ -11,6 +11,26 @@
 #include "lockstep/format/crc32.h"
 
 namespace lockstep::internal {
+
+int Severity(Verdict v) {
+  static constexpr int kSeverity[] = {0, 2, 3, 1};
+  return kSeverity[static_cast<int>(v)];
+}
+
+// Metrics only feed the plot and the tooltip, so 7 significant digits keep
+// the blob small; the table shows the exact cells.
+void WritePlotNumber(JsonWriter* w, double x) {
+  if (std::isnan(x)) {
+    w->Null();
+  } else if (std::isinf(x)) {
+    w->String(x > 0 ? "inf" : "-inf");
+  } else {
+    char buf[32];
+    int n = std::snprintf(buf, sizeof(buf), "%.7g", x);
+    w->RawValue(buf, static_cast<size_t>(n), rapidjson::kNumberType);
+  }
+}
+
 namespace {
 
 // The script indexes ["pass", "warning", "error", "unmatched"] by these.
@@ -38,27 +58,6 @@ constexpr Metric kMetrics[] = {
     {"one_minus_cos", &CompareRow::one_minus_cos, false},
     {"max_abs_err", &CompareRow::max_abs_err, false},
     {"max_rel_err", &CompareRow::max_rel_err, false}};
-
-// The script's order of severity, per verdict code: error > warning >
-// unmatched > pass.
-int Severity(Verdict v) {
-  static constexpr int kSeverity[] = {0, 2, 3, 1};
-  return kSeverity[static_cast<int>(v)];
-}
-
-// Metrics only feed the plot and the tooltip, so 7 significant digits keep
-// the blob small; the table shows the exact cells.
-void WritePlotNumber(JsonWriter* w, double x) {
-  if (std::isnan(x)) {
-    w->Null();
-  } else if (std::isinf(x)) {
-    w->String(x > 0 ? "inf" : "-inf");
-  } else {
-    char buf[32];
-    int n = std::snprintf(buf, sizeof(buf), "%.7g", x);
-    w->RawValue(buf, static_cast<size_t>(n), rapidjson::kNumberType);
-  }
-}
 
 // Calls f(i) for each row index of `rows` (nullptr: every row).
 template <typename F>
@@ -221,6 +220,10 @@ std::string RenderReportData(const CompareResult& r, const TableFileRef* file) {
   WriteTableFileRef(r, file, &w);
   w.Key("plot");
   WritePlot(r, file ? &plotted : nullptr, &w);
+  w.Key("steps");
+  WriteStepMarks(r, &w);
+  w.Key("modules");
+  WriteModules(r, &w);
   w.EndObject();
   return ScriptSafeJson(std::string_view(buffer.GetString(), buffer.GetSize()));
 }

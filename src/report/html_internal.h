@@ -5,6 +5,7 @@
 #ifndef LOCKSTEP_SRC_REPORT_HTML_INTERNAL_H_
 #define LOCKSTEP_SRC_REPORT_HTML_INTERNAL_H_
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -44,6 +45,34 @@ struct TableFileRef {
   std::string id;    // ties the page to the file it was written with
 };
 
+// The script's order of severity, per verdict code: error > warning >
+// unmatched > pass.
+int Severity(Verdict v);
+
+// A number for the plot: 7 significant digits; NaN null, ±Inf "inf"/"-inf".
+void WritePlotNumber(JsonWriter* w, double x);
+
+// Where the step changes along the rows, for the plot: [[row, step], ...]
+// from the first row on (at most kMaxStepMarks; [] when the rows hold one
+// step or none, or more marks than that).
+inline constexpr size_t kMaxStepMarks = 2000;
+void WriteStepMarks(const CompareResult& r, JsonWriter* w);
+
+// The module of the first divergence's entry (-1: none known, or no
+// divergence, or an entry the target lacks).
+int32_t DivergenceModule(const CompareResult& r);
+
+// The module tree (MODULES below) with each module's worst row, or null when
+// the result has no modules:
+//   {"path": [str], "cls": [str], "parent": [node | -1],
+//    "rows": [n] (rows inside it, its submodules' included),
+//    "verdict": [0-3] (the most severe of them), "error": [x | null | "inf"]
+//    (the largest row error), "row": [row] (the first row of that verdict),
+//    "first": [row] (its first row; -1: none), "fd": node | -1 (the first
+//    divergence's module), "outside": null | {"rows", "verdict", "error",
+//    "row"} (rows of no module)}
+void WriteModules(const CompareResult& r, JsonWriter* w);
+
 // The JSON embedded in #report-data, already made safe for <script>:
 //   {"summary": {summary_json.h object}, "columns": [str], "row_count": n,
 //    "first_divergence_row": n | null,
@@ -64,15 +93,31 @@ std::string RenderReportData(const CompareResult& r, const TableFileRef* file);
 // with every row; the id is the row count and the CRC-32 of TABLE.
 std::string RenderTableFile(const CompareResult& r, std::string* id);
 
+// A stack.json frame taken apart ("File {path}, line {line}, in {func}, \n
+// {code}").
+struct StackFrame {
+  std::string path, line, func, code;
+};
+// Whether a frame's file belongs to a library (an installed package: torch,
+// torchvision, msprobe; Python itself) rather than to the user's code.
+bool IsLibraryFrame(std::string_view path);
+
+// The first-divergence card's module line (#fd-module: the module path from
+// the root, its class) and its call stack (#fd-stack: an <ol> of frames,
+// class "frame user" or "frame lib"); "" when unknown.
+std::string DivergenceModuleHtml(const CompareResult& r);
+std::string DivergenceStackHtml(const FirstDivergence& fd);
+
 // The style sheet (inside <style>).
 extern const std::string_view kReportCss;
 
-// The script, in four parts concatenated inside one function scope: the
+// The script, in five parts concatenated inside one function scope: the
 // data (decoding the table), the table view (state, filters, sorting,
-// paging, URL fragment), the plot, and the start-up code.
+// paging, URL fragment), the plot, the module tree, and the start-up code.
 extern const std::string_view kReportScriptData;
 extern const std::string_view kReportScriptTable;
 extern const std::string_view kReportScriptPlot;
+extern const std::string_view kReportScriptModules;
 extern const std::string_view kReportScriptMain;
 
 }  // namespace lockstep::internal

@@ -19,6 +19,7 @@
 #include "json_util.h"
 #include "lockstep/core/file.h"
 #include "lockstep/core/markup.h"
+#include "lockstep/curve/curve_plot.h"
 #include "lockstep/report/outcome.h"
 
 namespace lockstep {
@@ -103,9 +104,11 @@ void AppendFirstDivergence(const CompareResult& r, std::string* out) {
   if (fd.step >= 0)
     *out += "<span class=\"tag\">step " + std::to_string(fd.step) + "</span>";
   *out += "</p>";
+  *out += internal::DivergenceModuleHtml(r);
   if (!fd.detail.empty())
     *out += "<p class=\"fd-detail\">" + HtmlEscape(fd.detail) + "</p>";
   AppendDivergenceLink(r, out);
+  *out += internal::DivergenceStackHtml(fd);
   *out += "</section>\n";
 }
 
@@ -203,6 +206,22 @@ void AppendWarnings(const CompareResult& r, std::string* out) {
   *out += "</details></section>\n";
 }
 
+// The module tree's card; the script fills #module-tree.
+void AppendModulesCard(const CompareResult& r, std::string* out) {
+  if (r.modules.empty()) return;
+  *out +=
+      "<section id=\"modules\" class=\"card modules-card\"><div "
+      "class=\"card-head\"><h2>Model <span class=\"badge\">" +
+      std::to_string(r.modules.size()) +
+      (r.modules.size() == 1 ? " module" : " modules") +
+      "</span></h2><span class=\"hint\">each module: the worst "
+      "verdict and the largest relative error of the rows inside it (its "
+      "operators, by construct.json); click a name for its worst "
+      "row</span></div><div id=\"module-box\" class=\"module-box\"><ul "
+      "id=\"module-tree\" class=\"mtree\" "
+      "role=\"tree\"></ul></div></section>\n";
+}
+
 void AppendPlotCard(std::string* out) {
   *out +=
       "<section class=\"card plot-card\"><div class=\"card-head\"><h2 "
@@ -258,7 +277,7 @@ std::string PercentEncode(std::string_view name) {
   return out;
 }
 
-void AppendScripts(const CompareResult& r,
+void AppendScripts(const CompareResult& r, const HtmlExtras& extras,
                    const internal::TableFileRef* table_file, std::string* out) {
   *out += "<script type=\"application/json\" id=\"report-data\">";
   *out += internal::RenderReportData(r, table_file);
@@ -271,8 +290,11 @@ void AppendScripts(const CompareResult& r,
   *out += internal::kReportScriptData;
   *out += internal::kReportScriptTable;
   *out += internal::kReportScriptPlot;
+  *out += internal::kReportScriptModules;
   *out += internal::kReportScriptMain;
   *out += "})();\n</script>\n";
+  if (!extras.curves_svg.empty())
+    *out += "<script>\n" + std::string(CurveHoverScript()) + "</script>\n";
 }
 
 std::string RenderPage(const CompareResult& result, const HtmlExtras& extras,
@@ -302,6 +324,7 @@ std::string RenderPage(const CompareResult& result, const HtmlExtras& extras,
   out += "</div>\n";
   AppendGaps(result, &out);
   AppendWarnings(result, &out);
+  AppendModulesCard(result, &out);
   AppendPlotCard(&out);
   if (!extras.curves_svg.empty()) {
     out += "<section id=\"curves\" class=\"card\"><h2>";
@@ -312,7 +335,7 @@ std::string RenderPage(const CompareResult& result, const HtmlExtras& extras,
   }
   AppendTableCard(&out);
   out += "</main>\n";
-  AppendScripts(result, table_file, &out);
+  AppendScripts(result, extras, table_file, &out);
   out += "</body></html>\n";
   return out;
 }

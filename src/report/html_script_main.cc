@@ -160,6 +160,7 @@ function init() {
   syncControls();
   refresh(false);
   drawPlot();
+  initModules();
   bindTableEvents();
   bindPagerEvents();
   bindPlotEvents();

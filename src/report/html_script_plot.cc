@@ -4,8 +4,9 @@
 // page's data). Points are binned to at most one bin per pixel column and
 // each bin draws its worst point (lowest cosine, highest error), so 100k rows
 // draw as fast as 1k and no divergent row is hidden. A strip under
-// the axis marks bins that hold a warning, error or unmatched row. Hovering
-// shows the nearest bin's row; clicking goes to it in the table.
+// the axis marks bins that hold a warning, error or unmatched row, and dotted
+// lines where the step changes. Hovering shows the nearest bin's row (and
+// its step); clicking goes to it in the table.
 #include "html_internal.h"
 
 namespace lockstep::internal {
@@ -186,6 +187,26 @@ function svgSeries(g) {
          dots.warning + dots.error;
 }
 
+// Where the step changes along the rows (the data's "steps"): a dotted line
+// and, where there is room, "step N".
+function svgSteps(g) {
+  const marks = D.steps || [];
+  let s = '', lastLabel = -Infinity;
+  for (let k = 0; k < marks.length; k++) {
+    const x = g.x(Math.max(0, marks[k][0] - 0.5));
+    if (k > 0) {
+      s += '<line class="stepline" x1="' + x.toFixed(1) + '" x2="' + x.toFixed(1) + '" y1="' + g.m.t +
+           '" y2="' + (g.m.t + g.ph) + '"/>';
+    }
+    if (x - lastLabel >= 56) {
+      s += '<text class="steplabel" x="' + (x + 4).toFixed(1) + '" y="' + (g.m.t + 11) + '">step ' +
+           marks[k][1] + '</text>';
+      lastLabel = x;
+    }
+  }
+  return s;
+}
+
 function svgMarks(g) {
   let s = '';
   const top = g.m.t - 4, bottom = g.m.t + g.ph + 12;
@@ -217,7 +238,7 @@ function drawPlot() {
   $('plot-title').textContent = m.label.replace(/ \(log scale\)/, '') + ' along the op sequence';
   P = plotGeometry(W, H, metricValues(state.metric), m);
   binPoints(P);
-  svg.innerHTML = svgAxes(P) + svgSeries(P) + '<g id="plot-marks">' + svgMarks(P) + '</g>' +
+  svg.innerHTML = svgAxes(P) + svgSteps(P) + svgSeries(P) + '<g id="plot-marks">' + svgMarks(P) + '</g>' +
                   '<g id="plot-hover"></g>';
 }
 
@@ -249,7 +270,7 @@ function showTip(e) {
       '" r="6" fill="none"/>';
   tip.innerHTML = '#' + (i + 1) + ' <b>' + esc(name) + '</b><br>' +
       esc(P.metric.label.replace(/ \(log scale\)/, '')) + ' ' + (v === v ? fmt(v) : 'n/a') +
-      ' \u00b7 ' + VERDICTS[pointVerdict(j)] + (note ? '<br>' + esc(note) : '');
+      ' \u00b7 ' + VERDICTS[pointVerdict(j)] + stepOfRow(i) + (note ? '<br>' + esc(note) : '');
   tip.hidden = false;
   // SVG elements have no offsetLeft: place the tip from client rectangles.
   const card = $('plot').parentNode.getBoundingClientRect(), box = $('plot').getBoundingClientRect();
@@ -258,6 +279,17 @@ function showTip(e) {
   if (left + tip.offsetWidth > card.width - 8) left = ox + x - tip.offsetWidth - 14;
   tip.style.left = Math.max(4, left) + 'px';
   tip.style.top = (oy + y + 12) + 'px';
+}
+
+// " · step N" for row i, from the step marks ("" without them).
+function stepOfRow(i) {
+  const marks = D.steps || [];
+  let lo = 0, hi = marks.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (marks[mid][0] <= i) lo = mid + 1; else hi = mid;
+  }
+  return lo > 0 ? ' \u00b7 step ' + marks[lo - 1][1] : '';
 }
 
 function hideTip() {

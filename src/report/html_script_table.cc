@@ -47,12 +47,15 @@ function varies(a) {
 
 function buildColumns() {
   const c = [{label: '#', kind: 'idx'}, {label: 'Verdict', kind: 'verdict'}];
+  const steps = T.step.some((s) => s >= 0);
   for (let j = 0; j < T.width; j++) {
     const label = D.columns[j] || 'column ' + (j + 1);
     c.push({label: label, kind: 'cell', ci: j, cls: cellClass(label)});
+    // The step beside the op name: the same name recurs every step.
+    if (j === NPU && steps) c.push({label: 'Step', kind: 'step', cls: 'step'});
   }
+  if (steps && !c.some((x) => x.kind === 'step')) c.push({label: 'Step', kind: 'step', cls: 'step'});
   if (varies(T.rank)) c.push({label: 'Rank', kind: 'rank', cls: 'txt'});
-  if (varies(T.step)) c.push({label: 'Step', kind: 'step', cls: 'txt'});
   if (T.notes.some((s) => s)) c.push({label: 'lockstep notes', kind: 'notes', cls: 'long'});
   return c;
 }

@@ -180,6 +180,58 @@ tr.detail td { white-space: normal; background: var(--card); padding: 10px 14px;
 .table-note { margin: 8px 0; padding: 6px 10px; border-left: 4px solid var(--warning);
   background: var(--warning-bg); font-size: 13px; }
 .table-note[hidden] { display: none; }
+.fd-module { margin: 0 0 6px; font-size: 13px; word-break: break-all; }
+.fd-module .k { color: var(--muted); font-size: 12px; text-transform: uppercase; letter-spacing: .05em; }
+.fd-module b { font-family: var(--mono); color: var(--error); }
+.fd-module span[title] { font-family: var(--mono); }
+.fd-module .sep { color: var(--muted); padding: 0 4px; }
+.fd-module .cls, .mcls { color: var(--muted); font-size: 12px; border: 1px solid var(--line);
+  border-radius: 4px; padding: 0 5px; margin-left: 4px; }
+.fd-stack { margin-top: 10px; }
+.fd-stack summary { cursor: pointer; font-weight: 600; font-size: 13px; }
+.frames { margin: 6px 0 0; padding-left: 4px; font-size: 12.5px; list-style: none; }
+.frame.fold summary { cursor: pointer; color: var(--muted); font-size: 12px; padding-left: 9px; }
+.frame.fold .frames, .fold .frames { margin: 4px 0 4px 10px; }
+.frame { margin: 0 0 5px; padding-left: 6px; border-left: 3px solid transparent; }
+.frame .loc { word-break: break-all; }
+.frame pre.src { margin: 1px 0 0; font-family: var(--mono); font-size: 12px; white-space: pre-wrap;
+  word-break: break-word; }
+.frame.user { border-left-color: var(--accent); }
+.frame.user .loc { font-weight: 600; }
+.frame.user pre.src { color: var(--ink); background: var(--unmatched-bg); padding: 2px 6px;
+  border-radius: 4px; }
+.frame.lib { color: var(--muted); }
+.frame.lib pre.src { color: var(--muted); }
+.module-box { max-height: 420px; overflow: auto; border: 1px solid var(--line); border-radius: 6px;
+  padding: 6px 8px; }
+.mtree, .mtree ul { list-style: none; margin: 0; padding: 0; }
+.mtree ul { padding-left: 18px; border-left: 1px dotted var(--line); margin-left: 8px; }
+.mrow { display: flex; align-items: center; gap: 8px; padding: 2px 4px; border-radius: 4px;
+  min-width: 0; font-size: 13px; }
+.mrow:hover { background: var(--unmatched-bg); }
+.tw { width: 18px; flex: none; border: 0; background: none; padding: 0; cursor: pointer;
+  color: var(--muted); text-align: center; }
+.mname { font-family: var(--mono); color: var(--ink); text-decoration: none; overflow: hidden;
+  text-overflow: ellipsis; white-space: nowrap; min-width: 0; }
+.mname:hover { text-decoration: underline; color: var(--accent); }
+.mtree .vb { min-width: 4.6em; font-size: 11px; flex: none; }
+.merr, .mrows { color: var(--muted); font-size: 12px; font-variant-numeric: tabular-nums;
+  white-space: nowrap; }
+.mrows { margin-left: auto; }
+.mod.fd-path > .mrow { background: var(--error-bg); }
+.mod.fd-node > .mrow { background: var(--error-bg); outline: 2px solid var(--error); }
+.mod.fd-node > .mrow .mname { font-weight: 700; color: var(--error); }
+.mtree .more { padding: 2px 26px; }
+#table td.step { text-align: right; color: var(--muted); font-variant-numeric: tabular-nums; }
+#plot .stepline { stroke: var(--muted); stroke-dasharray: 1 3; opacity: .8; }
+#plot text.steplabel { font-size: 10.5px; }
+#curves { position: relative; }
+#curves svg { display: block; max-width: 100%; height: auto; }
+#curves svg .bg, #curves svg .legend-box { fill: var(--card); }
+#curves svg .legend-box { stroke: var(--line); }
+#curves svg text { fill: var(--ink); }
+#curves svg .grid { stroke: var(--line); }
+#curves svg .frame { stroke: var(--muted); }
 )CSS";
 
 }  // namespace lockstep::internal

@@ -12,6 +12,8 @@
 #include <cstring>
 #include <string_view>
 #include <vector>
+
+#include "lockstep/core/file.h"
 #endif
 
 namespace lockstep {

@@ -32,6 +32,7 @@ inline constexpr char kChromium[] = "/usr/bin/chromium";
 
 struct PageRun {
   std::string url;
+  std::vector<std::string> args;  // more command-line flags
   pid_t pid = -1;
   int status = -1;
   std::string dom;  // what --dump-dom printed
@@ -42,22 +43,26 @@ struct PageRun {
 
 // The command line: --dump-dom prints the DOM after the load event, and
 // --enable-logging=stderr puts the page's console messages in the log.
-inline std::vector<std::string> BrowserArgs(const std::string& profile,
-                                            const std::string& url) {
-  return {kChromium,
-          "--headless",
-          "--no-sandbox",
-          "--disable-gpu",
-          "--disable-quic",
-          "--no-first-run",
-          "--disable-background-networking",
-          "--disable-component-update",
-          "--disable-sync",
-          "--user-data-dir=" + profile,
-          "--enable-logging=stderr",
-          "--v=0",
-          "--dump-dom",
-          url};
+// `extra` (a window size, --force-dark-mode) goes before the URL.
+inline std::vector<std::string> BrowserArgs(
+    const std::string& profile, const std::string& url,
+    const std::vector<std::string>& extra = {}) {
+  std::vector<std::string> args = {kChromium,
+                                   "--headless",
+                                   "--no-sandbox",
+                                   "--disable-gpu",
+                                   "--disable-quic",
+                                   "--no-first-run",
+                                   "--disable-background-networking",
+                                   "--disable-component-update",
+                                   "--disable-sync",
+                                   "--user-data-dir=" + profile,
+                                   "--enable-logging=stderr",
+                                   "--v=0",
+                                   "--dump-dom"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  args.push_back(url);
+  return args;
 }
 
 // This process's environment with HOME moved to `home`.
@@ -82,8 +87,8 @@ inline std::vector<char*> CStrings(std::vector<std::string>& strings) {
 inline void Start(const fs::path& dir, int n, PageRun* run) {
   std::string out = (dir / ("dom" + std::to_string(n))).string();
   std::string err = (dir / ("log" + std::to_string(n))).string();
-  std::vector<std::string> args =
-      BrowserArgs((dir / ("profile" + std::to_string(n))).string(), run->url);
+  std::vector<std::string> args = BrowserArgs(
+      (dir / ("profile" + std::to_string(n))).string(), run->url, run->args);
   std::vector<std::string> env = EnvironmentWithHome(dir);
   std::vector<char*> argv = CStrings(args), envp = CStrings(env);
   posix_spawn_file_actions_t actions;

@@ -237,6 +237,87 @@ TEST(HtmlReportTest, RendersMsprobeStatisticsCompareOfRealTraining) {
   EXPECT_EQ(doc["summary"]["msprobe"]["error"].GetInt64(), 64);
 }
 
+// 200,000 entries (400k rows) over four steps in a model of 600 modules:
+// the module tree adds per module, not per row, and the page with its
+// table file stays far under 50 MB.
+TEST(HtmlReportTest, ModuleTreeOfALargePairStaysCompact) {
+  constexpr size_t kRows = 400000;
+  CompareResult r = MakeSyntheticResult(kRows);
+  for (int32_t b = 0; b < 100; ++b) {
+    r.modules.push_back({"blocks." + std::to_string(b), "Block", -1});
+    int32_t block = static_cast<int32_t>(r.modules.size()) - 1;
+    for (const char* leaf : {"attn", "mlp", "norm1", "norm2", "proj"}) {
+      r.modules.push_back(
+          {r.modules[block].path + "." + leaf, "Linear", block});
+    }
+  }
+  for (size_t i = 0; i < kRows; ++i) {
+    r.rows[i].module = static_cast<int32_t>(i / 8 % r.modules.size());
+    r.rows[i].step = static_cast<int>(i * 4 / kRows);
+  }
+  HtmlReportFiles files = RenderHtmlReportFiles(r, {}, "report_table.js");
+  ASSERT_FALSE(files.table.empty());
+  EXPECT_LT(files.page.size() + files.table.size(), size_t{50} << 20);
+  rapidjson::Document doc;
+  ParseData(files.page, &doc);
+  ASSERT_TRUE(doc["modules"].IsObject());
+  EXPECT_EQ(doc["modules"]["path"].Size(), r.modules.size());
+  EXPECT_EQ(doc["steps"].Size(), 4u);
+  // Whole subtrees: a block holds its own rows and its five leaves'.
+  int64_t rows = 0;
+  for (const CompareRow& row : r.rows) {
+    int32_t m = row.module;
+    rows += m == 0 || r.modules[m].parent == 0;
+  }
+  EXPECT_EQ(doc["modules"]["rows"][0].GetInt64(), rows);
+  CompareResult bare = r;
+  bare.modules.clear();
+  size_t without =
+      RenderHtmlReportFiles(bare, {}, "report_table.js").page.size();
+  EXPECT_LT(files.page.size() - without, 100 * r.modules.size());
+  std::printf(
+      "[I] %zu rows, %zu modules: report.html %.2f MB (%.1f KB for the "
+      "tree), report_table.js %.1f MB\n",
+      kRows, r.modules.size(), files.page.size() / 1e6,
+      (files.page.size() - without) / 1e3, files.table.size() / 1e6);
+}
+
+TEST(HtmlReportTest, DivergenceModuleAndStackInTheCard) {
+  CompareResult r = MakeSyntheticResult(30);
+  ASSERT_TRUE(r.first_divergence.found);
+  r.modules = {{"blocks", "ModuleList", -1}, {"blocks.0", "Block", 0}};
+  CompareRow& row = r.rows[r.first_divergence.row_index];
+  row.module = 1;
+  r.first_divergence.entry = row.entry;
+  r.first_divergence.stack = {
+      "File /usr/lib/python3/dist-packages/torch/nn/functional.py, line 1, in "
+      "relu, \n return torch.relu(x)",
+      "File <b>.py, line 7, in step, \n y = f(x) < 2", "not a frame <i>"};
+  std::string html = RenderHtmlReport(r);
+  EXPECT_NE(html.find("<p id=\"fd-module\" class=\"fd-module\"><span "
+                      "class=\"k\">module</span> <span "
+                      "title=\"blocks\">blocks</span><span "
+                      "class=\"sep\">&rsaquo;</span><b "
+                      "title=\"blocks.0\">0</b> <span "
+                      "class=\"cls\">Block</span></p>"),
+            std::string::npos);
+  // Markup in a frame is text; a frame that is not "File ..." shows as is.
+  EXPECT_NE(html.find("<li class=\"frame user\"><span class=\"loc\"><code>"
+                      "&lt;b&gt;.py:7</code> in <code class=\"fn\">step</code>"
+                      "</span><pre class=\"src\">y = f(x) &lt; 2</pre></li>"),
+            std::string::npos);
+  EXPECT_NE(html.find("<code>not a frame &lt;i&gt;</code>"), std::string::npos);
+  EXPECT_EQ(html.find("<b>.py"), std::string::npos);
+  // An entry the target lacks (a missing op) is not in its neighbour's
+  // module.
+  r.first_divergence.entry = "Torch.inserted.0.forward";
+  html = RenderHtmlReport(r);
+  EXPECT_EQ(html.find("id=\"fd-module\""), std::string::npos);
+  rapidjson::Document doc;
+  ParseData(html, &doc);
+  EXPECT_EQ(doc["modules"]["fd"].GetInt(), -1);
+}
+
 TEST(HtmlReportTest, WriteIsAtomicAndReportsErrors) {
   auto dir = std::filesystem::temp_directory_path() /
              ("lockstep_html_test_" + std::to_string(::getpid()));

@@ -101,7 +101,8 @@ std::vector<std::string> CompareHeader(CompareMode mode, bool with_stack);
 Status CompareRankPair(const DumpPair& pair, const CompareOptions& options,
                        CompareResult* result);
 
-// Recomputes result->summary and result->first_divergence (dumps) or
+// Recomputes result->summary and result->first_divergence (dumps, with
+// the divergence's stack: AttachDivergenceStack, model_context.h) or
 // result->largest_errors (checkpoints) from the rows.
 void FinishResult(CompareResult* result);
 

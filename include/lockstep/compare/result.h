@@ -50,6 +50,9 @@ struct CompareRow {
   bool is_output = false;  // an "output" row (msprobe: NPU Name has ".output.")
   bool is_input = false;   // an input or parameters row (not output, grad)
   bool is_tensor = false;  // a tensor on the target side
+  // The module the row's entry belongs to: an index into
+  // CompareResult::modules, -1 when none is known (model_context.h).
+  int32_t module = -1;
   // lockstep's verdict and every reason behind it (never dropped).
   Verdict verdict = Verdict::kPass;
   DivergenceReason reason = DivergenceReason::kNone;
@@ -103,6 +106,27 @@ struct FirstDivergence {
   // runs drift apart (accumulated rounding, or a change outside the dump);
   // the fields name the earliest failing row.
   bool drift = false;
+  // The entry's call stack from stack.json (the target's, else the
+  // baseline's), frames as msprobe writes them ("File p, line n, in f, \n
+  // code"); empty when neither rank has one for the entry.
+  std::vector<std::string> stack;
+};
+
+// A module of the model: a node of the module tree that the report shows.
+struct ModuleNode {
+  // "layer1.0.conv1" (msprobe's module path); a construct.json parent that
+  // names no module ("optimizer", "clip_grad") as it is.
+  std::string path;
+  std::string cls;      // "Conv2d"; "" when unknown
+  int32_t parent = -1;  // index into CompareResult::modules; -1: a root
+};
+
+// Where a compared rank's stack.json is, to find the first divergence's
+// stack once it is known.
+struct RankStackFile {
+  int64_t step = -1;
+  int64_t rank = 0;
+  std::string path;  // the target's stack.json, else the baseline's
 };
 
 // An entry present on one side only, found by --align.
@@ -163,6 +187,10 @@ struct CompareResult {
     std::string why;  // "not in the target", "unreadable: ..."
   };
   std::vector<MissingRank> missing_ranks;
+  // The module tree (parents before or after children, in any order) that
+  // rows' `module` indices point into; empty when the dumps name no module.
+  std::vector<ModuleNode> modules;
+  std::vector<RankStackFile> stack_files;
 };
 
 }  // namespace lockstep

@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "lockstep/core/status.h"
@@ -31,6 +32,10 @@ struct CurvePlotOptions {
   int diff_height = 180;  // px, the difference panel; REQUIRES >= 50
 };
 
+// For a card across a report page (compare's report.html): as wide as the
+// page's widest content, lower panels. Pages shrink it to their width.
+inline constexpr CurvePlotOptions kWideCurvePlot = {1400, 360, 150};
+
 // Points (sorted by step) reduced for a plot whose x axis maps steps
 // [x0, x1] onto `columns` pixel columns: per column the first, min, max and
 // last point, in step order. A non-finite value ends the current column
@@ -40,9 +45,25 @@ struct CurvePlotOptions {
 std::vector<CurvePoint> DecimateForPlot(const std::vector<CurvePoint>& pts,
                                         int64_t x0, int64_t x1, int columns);
 
-// The SVG document (starts with "<svg", ends with "</svg>\n").
+// The SVG document (starts with "<svg", ends with "</svg>\n"). The
+// reference (the first input) is dashed and drawn over the others, so that
+// it stays visible where a curve lies on it. The <svg> has class
+// "lockstep-curve" and data-plot="left,top,width,height,x0,x1,y0,y1,log"
+// (the metric panel's frame in SVG units and its axis ranges, y in log10
+// when log is 1); each input adds <g class="curve-data" data-name
+// data-color data-ref="1|0" data-steps="s,..." data-values="v,...">
+// with the points drawn (a non-finite value empty), for CurveHoverScript.
+// Elements carry classes a page may restyle (a dark scheme): "bg",
+// "grid", "frame", "legend-box", "zero".
 std::string RenderCurveSvg(const CurveComparison& c,
                            const CurvePlotOptions& o = {});
+
+// A script (the body of a <script> element) that makes every
+// svg.lockstep-curve in the document show, on hover, a vertical rule, a dot
+// on each curve and a tip with the step and each input's value there (and
+// its difference from the reference). Text goes in as text (no markup from
+// the data).
+std::string_view CurveHoverScript();
 
 // An HTML5 page: title, the verdict line, the SVG inline and a table with
 // one row per input (source, format, points, common steps, max/mean abs

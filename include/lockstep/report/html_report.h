@@ -9,17 +9,26 @@
 // says plainly when the table file is missing or belongs to another report.
 //
 // The page shows the two runs and the mode, the verdict line and summary
-// counts, the first divergence (with a link to its row), alignment gaps and
-// warnings, a plot of cosine (or, in statistics mode, the relative error on a
-// log scale) along the op sequence, and a sortable, filterable, paged table
-// of every row with every column. It stays responsive for 100k+ rows: only
-// one page of the table is in the DOM, and the plot draws at most one point
-// per pixel column (the worst row of that column).
+// counts, the first divergence (with a link to its row, the module it runs
+// in and its call stack), alignment gaps and warnings, the model's module
+// tree (result.modules: each module's worst verdict and largest error), a
+// plot of cosine (or, in statistics mode, the relative error on a log scale)
+// along the op sequence with the step boundaries marked, and a sortable,
+// filterable, paged table of every row with every column (a Step column
+// beside the op name). It follows the system's dark scheme. It stays responsive
+// for 100k+ rows: only one page of the table is in the DOM, and the plot draws
+// at most one point per pixel column (the worst row of that column).
 //
 // Stable element ids (tests and scripts may rely on them):
 //   #verdict           the verdict line (VerdictLine() in report/outcome.h)
 //   #summary           the counts: rows, pass, warning, error, unmatched
 //   #first-divergence  the first divergent entry, or "No divergence"
+//   #fd-module         in it: the entry's module path (when known)
+//   #fd-stack          in it: the entry's stack.json frames, <li
+//                      class="frame user|lib"> (when known)
+//   #modules           the module tree's card (when there are modules);
+//                      #module-tree its <ul>, li.mod[data-m=<module>],
+//                      li.fd-node the divergent module, li.fd-path above it
 //   #gaps, #warnings   present only when there are gaps / warnings
 //   #plot              the <svg> plot, drawn by the script
 //   #filter            name filter; #verdict-filter  verdict selector

@@ -1,0 +1,148 @@
+// The model in the HTML report's data: the module tree with each module's
+// worst row (schemas in html_internal.h), and where the steps change.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "html_internal.h"
+#include "json_util.h"
+
+namespace lockstep::internal {
+namespace {
+
+// What a module's rows come to.
+struct Worst {
+  int64_t rows = 0;
+  Verdict verdict = Verdict::kPass;
+  double error = std::nan("");  // the largest row error (NaN: none known)
+  int64_t row = -1;             // the first row of `verdict`
+  int64_t first = -1;           // the first row
+
+  void Add(const Worst& o) {
+    if (o.rows == 0) return;
+    rows += o.rows;
+    if (row < 0 || Severity(o.verdict) > Severity(verdict) ||
+        (Severity(o.verdict) == Severity(verdict) && o.row < row)) {
+      verdict = o.verdict;
+      row = o.row;
+    }
+    if (!std::isnan(o.error) && !(o.error <= error)) error = o.error;
+    if (first < 0 || o.first < first) first = o.first;
+  }
+  void AddRow(const CompareRow& r, int64_t i) {
+    Worst one;
+    one.rows = 1;
+    one.verdict = r.verdict;
+    one.error = r.error;
+    one.row = one.first = i;
+    Add(one);
+  }
+};
+
+// Nodes ordered deepest first, so that adding each to its parent in this
+// order sums whole subtrees. REQUIRES: parents form a forest.
+std::vector<int32_t> DeepestFirst(const std::vector<ModuleNode>& nodes) {
+  std::vector<int32_t> depth(nodes.size(), -1), order(nodes.size());
+  for (size_t n = 0; n < nodes.size(); ++n) {
+    int32_t d = 0;
+    for (int32_t up = nodes[n].parent; up >= 0; up = nodes[up].parent) ++d;
+    depth[n] = d;
+    order[n] = static_cast<int32_t>(n);
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int32_t a, int32_t b) { return depth[a] > depth[b]; });
+  return order;
+}
+
+template <typename F>
+void Column(JsonWriter* w, const char* key, size_t n, F f) {
+  w->Key(key);
+  w->StartArray();
+  for (size_t i = 0; i < n; ++i) f(i);
+  w->EndArray();
+}
+
+void WriteWorst(const Worst& s, JsonWriter* w) {
+  w->StartObject();
+  w->Key("rows");
+  w->Int64(s.rows);
+  w->Key("verdict");
+  w->Int(static_cast<int>(s.verdict));
+  w->Key("error");
+  WritePlotNumber(w, s.error);
+  w->Key("row");
+  w->Int64(s.row);
+  w->EndObject();
+}
+
+}  // namespace
+
+void WriteStepMarks(const CompareResult& r, JsonWriter* w) {
+  std::vector<std::pair<size_t, int>> marks;
+  for (size_t i = 0; i < r.rows.size() && marks.size() <= kMaxStepMarks; ++i) {
+    if (i == 0 || r.rows[i].step != r.rows[i - 1].step)
+      marks.emplace_back(i, r.rows[i].step);
+  }
+  w->StartArray();
+  if (marks.size() > 1 && marks.size() <= kMaxStepMarks) {
+    for (const auto& [row, step] : marks) {
+      w->StartArray();
+      w->Uint64(row);
+      w->Int(step);
+      w->EndArray();
+    }
+  }
+  w->EndArray();
+}
+
+int32_t DivergenceModule(const CompareResult& r) {
+  const FirstDivergence& fd = r.first_divergence;
+  if (!fd.found || fd.row_index >= r.rows.size()) return -1;
+  const CompareRow& row = r.rows[fd.row_index];
+  // A missing entry's row is the target entry next to it: not its module.
+  if (row.entry != fd.entry) return -1;
+  return row.module >= 0 && static_cast<size_t>(row.module) < r.modules.size()
+             ? row.module
+             : -1;
+}
+
+void WriteModules(const CompareResult& r, JsonWriter* w) {
+  const std::vector<ModuleNode>& nodes = r.modules;
+  if (nodes.empty()) {
+    w->Null();
+    return;
+  }
+  std::vector<Worst> agg(nodes.size());
+  Worst outside;
+  for (size_t i = 0; i < r.rows.size(); ++i) {
+    int32_t m = r.rows[i].module;
+    (m >= 0 && static_cast<size_t>(m) < nodes.size() ? agg[m] : outside)
+        .AddRow(r.rows[i], static_cast<int64_t>(i));
+  }
+  for (int32_t n : DeepestFirst(nodes)) {
+    if (nodes[n].parent >= 0) agg[nodes[n].parent].Add(agg[n]);
+  }
+  size_t n = nodes.size();
+  w->StartObject();
+  Column(w, "path", n, [&](size_t i) { JsonString(w, nodes[i].path); });
+  Column(w, "cls", n, [&](size_t i) { JsonString(w, nodes[i].cls); });
+  Column(w, "parent", n, [&](size_t i) { w->Int(nodes[i].parent); });
+  Column(w, "rows", n, [&](size_t i) { w->Int64(agg[i].rows); });
+  Column(w, "verdict", n,
+         [&](size_t i) { w->Int(static_cast<int>(agg[i].verdict)); });
+  Column(w, "error", n, [&](size_t i) { WritePlotNumber(w, agg[i].error); });
+  Column(w, "row", n, [&](size_t i) { w->Int64(agg[i].row); });
+  Column(w, "first", n, [&](size_t i) { w->Int64(agg[i].first); });
+  w->Key("fd");
+  w->Int(DivergenceModule(r));
+  w->Key("outside");
+  if (outside.rows > 0) {
+    WriteWorst(outside, w);
+  } else {
+    w->Null();
+  }
+  w->EndObject();
+}
+
+}  // namespace lockstep::internal
