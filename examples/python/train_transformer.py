@@ -101,6 +101,7 @@ def train(dump, level="mix", task="statistics", steps=2, fault=None, seed=1,
             logits = model(data[s, :, :-1])
             loss = F.cross_entropy(logits.reshape(-1, 64),
                                    data[s, :, 1:].reshape(-1))
+            probe.save("loss", loss)  # any tensor, compared by name
             loss.backward()
             if on_backward is not None:
                 on_backward(model, s)

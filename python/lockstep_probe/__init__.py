@@ -308,6 +308,20 @@ class Probe:
         self.started = False
         _warn(self._ops.stop())
 
+    def save(self, name, tensor):
+        """Records `tensor` (any tensor the loop computes: a loss, an
+        activation, a gradient) as entry "{name}.{n}.debug" of the current
+        step (n counts this name's saves in the step), as msprobe's
+        debugger.save names it; `lockstep compare` compares it like an
+        operator's output. Does nothing while the probe is not started."""
+        if not isinstance(name, str) or not name:
+            raise ValueError("lockstep: save() needs a non-empty name")
+        if not isinstance(tensor, torch.Tensor):
+            raise TypeError(f"lockstep: save() takes a tensor, not "
+                            f"{type(tensor).__name__}")
+        if _started is self:
+            self._ops.save(name, tensor.detach())
+
     def __enter__(self):
         return self.start()
 

@@ -329,9 +329,21 @@ bool IsParamsGradEntry(std::string_view name) {
   return name.find(".parameters_grad") != std::string_view::npos;
 }
 
+bool IsDebugEntry(std::string_view name) {
+  constexpr std::string_view kDebug = ".debug";
+  return name.size() > kDebug.size() &&
+         name.substr(name.size() - kDebug.size()) == kDebug;
+}
+
 template <typename V>
 void Flatten(std::string_view entry, const V& v, size_t entry_index,
              std::vector<OpRow>* out) {
+  if (IsDebugEntry(entry)) {  // the saved value itself, named by the entry
+    Ctx c{entry, entry_index, RowState::kDebug, false, out};
+    std::string name(entry);
+    Parse(c, &v, &name, 1);
+    return;
+  }
   if (v.kind() != PyValue::Kind::kDict) return;
   if (IsParamsGradEntry(entry)) {
     Ctx c{entry, entry_index, RowState::kParametersGrad, true, out};
@@ -397,6 +409,8 @@ const char* RowStateName(RowState s) {
       return "parameters";
     case RowState::kParametersGrad:
       return "parameters_grad";
+    case RowState::kDebug:
+      return "debug";
   }
   return "?";
 }

@@ -14,6 +14,7 @@
 //   torch.ops.lockstep.module_end(token, outputs)
 //   torch.ops.lockstep.register_params(module, names, params)
 //   torch.ops.lockstep.clear_params()
+//   torch.ops.lockstep.save(name, tensor)   entry "{name}.{n}.debug"
 //
 // Errors become Python RuntimeErrors carrying lockstep's message.
 //
@@ -227,6 +228,12 @@ void RegisterParams(std::string module, std::vector<std::string> names,
   if (p != nullptr) p->RegisterParameters(module, names, params);
 }
 
+void Save(std::string name, at::Tensor value) {
+  TORCH_CHECK(!name.empty(), "lockstep: save() needs a name");
+  std::shared_ptr<lockstep::Probe> p = Current();
+  if (p != nullptr) p->Save(name, value);
+}
+
 void ClearParams() {
   std::shared_ptr<lockstep::Probe> p = Current();
   if (p != nullptr) p->ClearParameters();
@@ -248,4 +255,5 @@ TORCH_LIBRARY(lockstep, m) {
   m.def("register_params(str module, str[] names, Tensor[] params) -> ()",
         &RegisterParams);
   m.def("clear_params() -> ()", &ClearParams);
+  m.def("save(str name, Tensor value) -> ()", &Save);
 }

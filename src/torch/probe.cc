@@ -148,6 +148,7 @@ Status ProbeImpl::BeginStep(bool first) {
   api_calls_.Reset();
   module_calls_.Reset();
   grad_calls_.Reset();
+  debug_calls_.Reset();
   filter_.ResetStep();
   entries_in_step_ = 0;
   for (ParamGrads& g : param_groups_) {  // a backward cut by the step end

@@ -73,6 +73,7 @@ class ProbeImpl {
                           const std::vector<std::string>& names,
                           const std::vector<at::Tensor>& params);
   void ClearParameters();
+  void Save(const std::string& name, const at::Tensor& value);
 
   // Notes that `what` (an entry, a tensor, a file) was skipped and why: it
   // goes into the step's dump.json under "skipped", and a reason not seen
@@ -227,6 +228,7 @@ class ProbeImpl {
   ApiCallCounter api_calls_;
   ApiCallCounter module_calls_;
   ApiCallCounter grad_calls_;
+  ApiCallCounter debug_calls_;
   std::vector<std::string> pending_names_;
   std::vector<std::string> pending_;  // entry values, as AddEntry takes them
   std::vector<std::pair<std::string, std::string>> parents_;

@@ -236,6 +236,24 @@ void Probe::RegisterParameters(const std::string& module,
 
 void Probe::ClearParameters() { impl_->ClearParameters(); }
 
+void ProbeImpl::Save(const std::string& name, const at::Tensor& value) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (writer_ == nullptr || terminated_) return;
+  at::DisableRecordFunctionGuard no_recursion;
+  std::string entry =
+      name + "." + std::to_string(debug_calls_.Next(name)) + ".debug";
+  Guarded(entry, [&] {
+    PyJsonBuilder e(DumpWriter::kEntryLevel);
+    summarizer_.Tensor(value, entry, &e);
+    AddEntry(std::move(entry), e.Take());
+  });
+}
+
+void Probe::Save(const std::string& name, const at::Tensor& value) {
+  if (g_active_probe.load(std::memory_order_acquire) != impl_.get()) return;
+  impl_->Save(name, value);
+}
+
 ModuleScope::ModuleScope(Probe* probe, const torch::nn::Module& module,
                          const std::vector<at::Tensor>& inputs) {
   if (probe == nullptr) return;

@@ -1,7 +1,7 @@
 """Checks a tensor-mode dump's backward entries against PyTorch's autograd.
 
 For every forward entry F = f(x1..xn) with a backward entry B, the call is
-rebuilt from the dumped inputs (tensors from their .npy files, other
+rebuilt from the dumped inputs (tensors from their .pt/.npy files, other
 arguments from dump.json) through torch.ops.aten, and
 torch.autograd.grad(f's outputs, x_i, grad_outputs=B["input"]) must equal
 B["output"] (its vector-Jacobian product), with None exactly where x_i needs
@@ -35,7 +35,10 @@ def _value(v, data_dir):
     if isinstance(v, list):
         return [_value(x, data_dir) for x in v]
     if v.get("type") == "torch.Tensor":
-        arr = np.load(os.path.join(data_dir, v["data_name"]))
+        path = os.path.join(data_dir, v["data_name"])
+        if path.endswith(".pt"):  # the probe's default: torch.save's format
+            return torch.load(path, map_location="cpu", weights_only=True)
+        arr = np.load(path)
         return torch.from_numpy(np.array(arr, copy=True, order="C"))  # keeps 0-d
     if v.get("type") == "torch.device":
         return torch.device(v["value"])

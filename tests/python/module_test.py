@@ -54,15 +54,17 @@ def check_levels(tmp):
             for name, p in model.named_parameters():
                 grads[name] = p.grad.norm().item()
 
-    dumps = {}
+    dumps, losses = {}, {}
     for level in ["L0", "mix", "L1"]:
         dumps[level] = os.path.join(tmp, level)
-        tt.train(dumps[level], level=level, on_backward=on_backward)
+        losses[level] = tt.train(dumps[level], level=level,
+                                 on_backward=on_backward)
     d0 = load(dumps["L0"], 0)["data"]
     dm = load(dumps["mix"], 0)["data"]
     d1 = load(dumps["L1"], 0)["data"]
     # L0: modules only, named as msprobe names them (the root left out).
-    assert d0 and all(n.startswith("Module.") for n in d0), list(d0)[:5]
+    assert d0 and all(n.startswith("Module.") or n.endswith(".debug")
+                      for n in d0), list(d0)[:5]
     for want in ["Module.tok.Embedding.forward.0",
                  "Module.blocks.0.Block.forward.0",
                  "Module.blocks.1.attn.Attention.forward.0",
@@ -83,6 +85,10 @@ def check_levels(tmp):
                  "Functional.linear.0.backward"]:
         assert want in d1 and want in dm, want
         assert want not in d0, want
+    # save(): the loss as "loss.0.debug", its statistics torch's.
+    for d in (d0, dm, d1):
+        e = d["loss.0.debug"]
+        assert e["shape"] == [] and close(e["Max"], losses["L1"][0]), e
     # A module entry's inputs, outputs and parameters.
     e = d0["Module.blocks.1.attn.qkv.Linear.forward.0"]
     assert e["input_args"][0]["shape"] == [4, 16, 32], e["input_args"]
@@ -198,6 +204,13 @@ def check_compare(tmp, dumps):
         first = json.load(f)["first_divergence"]
     # The bf16 cast the fault inserted in block 1's attention.
     assert first["entry"].startswith("Tensor.to."), first
+    # The saved loss is a row of its own (step 0: the same in both runs).
+    rows = []
+    for name in os.listdir(out):
+        if name.startswith("compare_result_step0"):
+            with open(os.path.join(out, name)) as f:
+                rows += [line for line in f if line.startswith("loss.0.debug,")]
+    assert len(rows) == 1 and ",pass," in rows[0], rows
 
 
 def check_api(tmp):

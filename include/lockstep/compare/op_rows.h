@@ -20,7 +20,9 @@
 
 namespace lockstep {
 
-enum class RowState { kInput, kOutput, kParameters, kParametersGrad };
+// kDebug: a value saved by name (msprobe's debugger.save, entries
+// "{name}.{n}.debug").
+enum class RowState { kInput, kOutput, kParameters, kParametersGrad, kDebug };
 const char* RowStateName(RowState s);  // "input", "output", ...
 
 // One compare row of one dump.

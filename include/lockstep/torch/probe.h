@@ -141,6 +141,12 @@ class Probe {
       const std::vector<std::pair<std::string, at::Tensor>>& params);
   void EndModuleCall(int64_t token, const std::vector<at::Tensor>& outputs);
 
+  // Records `value` as entry "{name}.{n}.debug" of the current step (n:
+  // the name's calls in this step), as msprobe's debugger.save names it:
+  // any tensor the training code wants compared (a loss, an activation),
+  // summarized (and saved, in tensor mode) like an operator's output.
+  void Save(const std::string& name, const at::Tensor& value);
+
   ProbeImpl* impl() { return impl_.get(); }
 
  private:
