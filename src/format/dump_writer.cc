@@ -238,6 +238,16 @@ void DumpWriter::AddStack(const std::string& name,
   stack_dirty_ = true;
 }
 
+void DumpWriter::AddStackOf(const std::string& name,
+                            const std::string& same_as) {
+  auto it = stack_of_name_.find(same_as);
+  if (it == stack_of_name_.end() || stack_of_name_.count(name)) return;
+  size_t group = it->second;
+  stacks_[group].names.push_back(name);
+  stack_of_name_[name] = group;
+  stack_dirty_ = true;
+}
+
 void DumpWriter::SetParent(const std::string& name, const PyValue& parent) {
   auto [it, inserted] = construct_index_.emplace(name, construct_.size());
   if (inserted) {

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <unordered_map>
 #include <vector>
 
 #include "lockstep/core/file.h"
@@ -247,7 +248,19 @@ struct StepWrite {
       writer->SetParent(name,
                         parent.empty() ? PyValue() : PyValue::Str(parent));
     }
-    for (const auto& [name, frames] : stacks) writer->AddStack(name, *frames);
+    // Most names share their frames with another (the same line called
+    // in a loop, the same call in every step): those are added by the
+    // first name seen with them, without comparing frames again.
+    std::unordered_map<const std::vector<std::string>*, const std::string*>
+        first;
+    for (const auto& [name, frames] : stacks) {
+      auto [it, fresh] = first.try_emplace(frames.get(), &name);
+      if (fresh) {
+        writer->AddStack(name, *frames);
+      } else {
+        writer->AddStackOf(name, *it->second);
+      }
+    }
     if (!skipped.is_none()) writer->SetExtra("skipped", skipped);
     Status st = writer->Flush();
     if (st.ok() || !IsDiskFull(st.message())) return st;
@@ -363,11 +376,16 @@ void ProbeImpl::TakeStack(const std::string& name) {
   } catch (const std::exception& e) {
     frames = {"(stack not read: " + ExceptionText(e) + ")"};
   }
-  auto shared =
-      std::make_shared<const std::vector<std::string>>(std::move(frames));
+  std::string key;  // identical frames share one vector (StepWrite)
+  for (const std::string& f : frames) key.append(f).push_back('\0');
   std::lock_guard<std::mutex> lock(mu_);
+  StackFrames& shared = interned_frames_[key];
+  if (shared == nullptr) {
+    shared =
+        std::make_shared<const std::vector<std::string>>(std::move(frames));
+  }
   stacks_by_name_.emplace(name, shared);
-  if (writer_ != nullptr) step_stacks_.emplace_back(name, std::move(shared));
+  if (writer_ != nullptr) step_stacks_.emplace_back(name, shared);
 }
 
 void ProbeImpl::NoteWriteFailure(const std::string& why) {

@@ -219,6 +219,7 @@ class ProbeImpl {
   bool StackWanted(const std::string& name);
   void TakeStack(const std::string& name);
   std::unordered_map<std::string, StackFrames> stacks_by_name_;
+  std::unordered_map<std::string, StackFrames> interned_frames_;  // by text
   std::vector<std::pair<std::string, StackFrames>> step_stacks_;
 
   ProbeFilter filter_;

@@ -177,16 +177,37 @@ void TensorSummarizer::Stats(const at::Tensor& t, PyJsonBuilder* b,
 
 const TensorSummarizer::StatValues* TensorSummarizer::FindCached(
     const at::Tensor& t) const {
+  const CachedStats* c = const_cast<TensorSummarizer*>(this)->FindEntry(t);
+  return c == nullptr ? nullptr : &c->stats;
+}
+
+TensorSummarizer::CachedStats* TensorSummarizer::FindEntry(
+    const at::Tensor& t) {
   // Inference tensors have no version counter.
   if (t.is_inference() || !t.has_storage()) return nullptr;
-  for (const CachedStats& c : cache_) {
+  for (CachedStats& c : cache_) {
     if (c.tensor.unsafeGetTensorImpl() == t.unsafeGetTensorImpl() &&
         c.version == t._version() && c.tensor.sizes() == t.sizes() &&
         c.tensor.data_ptr() == t.data_ptr()) {
-      return &c.stats;
+      return &c;
     }
   }
   return nullptr;
+}
+
+uint32_t TensorSummarizer::TensorCrc(const at::Tensor& t) {
+  // Stats() ran first: a CPU tensor is in the cache now, and an operator's
+  // output that the next one takes as input is summed once.
+  CachedStats* c = FindEntry(t);
+  if (c != nullptr && c->has_crc) return c->crc;
+  at::Tensor host = HostView(t);
+  uint32_t crc = Crc32(std::string_view(
+      static_cast<const char*>(host.data_ptr()), host.nbytes()));
+  if (c != nullptr) {
+    c->has_crc = true;
+    c->crc = crc;
+  }
+  return crc;
 }
 
 void TensorSummarizer::Remember(const at::Tensor& t, const StatValues& stats) {
@@ -278,9 +299,7 @@ void TensorSummarizer::Tensor(const at::Tensor& t, const std::string& stem,
     if (!name.empty()) b->Key("data_name").Str(name);
   }
   if (mode_.crc && d) {
-    at::Tensor host = HostView(t);
-    uint32_t crc = Crc32(std::string_view(
-        static_cast<const char*>(host.data_ptr()), host.nbytes()));
+    uint32_t crc = TensorCrc(t);
     char hex[9];
     std::snprintf(hex, sizeof hex, "%08x", crc);
     b->Key("md5").Str(hex);

@@ -123,8 +123,13 @@ class TensorSummarizer {
     at::Tensor tensor;
     uint32_t version = 0;
     StatValues stats;
+    bool has_crc = false;  // md5 mode: the CRC-32 of its bytes, once known
+    uint32_t crc = 0;
   };
   const StatValues* FindCached(const at::Tensor& t) const;
+  CachedStats* FindEntry(const at::Tensor& t);
+  // md5 mode: the CRC-32 of t's bytes, from the cache when t was seen.
+  uint32_t TensorCrc(const at::Tensor& t);
   void Remember(const at::Tensor& t, const StatValues& stats);
   static constexpr size_t kCacheSize = 8;
   std::vector<CachedStats> cache_;

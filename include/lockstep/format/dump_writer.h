@@ -126,6 +126,10 @@ class DumpWriter {
   // writes it. A name recorded twice keeps its first stack.
   void AddStack(const std::string& name,
                 const std::vector<std::string>& frames);
+  // Records that entry `name` has the stack of `same_as` (recorded before
+  // with AddStack): no frames compared. Does nothing when `same_as` has no
+  // stack or `name` has one.
+  void AddStackOf(const std::string& name, const std::string& same_as);
 
   // Records entry `name`'s parent module in construct.json (a str, None,
   // or [parent, micro_step]); a second call replaces the value in place.
