@@ -212,6 +212,7 @@ class Probe:
         self._config = cfg
         self._model = model
         self._hooks = []
+        self._open_calls = []  # per hooked module: tokens of open calls
         self.started = False  # between start() and stop()
 
     # -- configuration and state ------------------------------------------
@@ -295,6 +296,8 @@ class Probe:
         next."""
         if _started is not self:
             raise RuntimeError("lockstep: step() of a probe not started")
+        for tokens in self._open_calls:  # calls cut short by an exception
+            tokens.clear()
         _warn(self._ops.step())
 
     def stop(self):
@@ -348,6 +351,7 @@ class Probe:
             if params:
                 ops.register_params(prefix, names, params)
             tokens = []
+            self._open_calls.append(tokens)
 
             def pre(mod, args, prefix=prefix, names=names, params=params,
                     tokens=tokens):
@@ -365,6 +369,7 @@ class Probe:
         for h in self._hooks:
             h.remove()
         self._hooks = []
+        self._open_calls = []
         if self._model is not None:
             self._ops.clear_params()
 

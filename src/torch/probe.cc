@@ -150,6 +150,11 @@ Status ProbeImpl::BeginStep(bool first) {
   module_calls_.Reset();
   grad_calls_.Reset();
   debug_calls_.Reset();
+  // A module call still open at a step's end was cut short (its forward
+  // raised, and the exception was caught): it is no one's parent in the
+  // next step.
+  open_modules_.clear();
+  module_stack_.clear();
   filter_.ResetStep();
   entries_in_step_ = 0;
   for (ParamGrads& g : param_groups_) {  // a backward cut by the step end

@@ -213,6 +213,48 @@ def check_compare(tmp, dumps):
     assert len(rows) == 1 and ",pass," in rows[0], rows
 
 
+def check_interrupted_forward(tmp):
+    """A module whose forward raises (and the loop catches it) leaves no
+    open call behind: the next step's operators get their true parents."""
+    class Flaky(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inner = torch.nn.Linear(4, 4)
+            self.fail = True
+
+        def forward(self, x):
+            y = self.inner(x)
+            if self.fail:
+                raise ValueError("boom")
+            return y
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.flaky = Flaky()
+            self.after = torch.nn.Linear(4, 2)
+
+        def forward(self, x):
+            return self.after(self.flaky(x))
+
+    net = Net()
+    dump = os.path.join(tmp, "interrupted")
+    with lockstep_probe.Probe(level="mix", dump_path=dump, model=net) as p:
+        try:
+            net(torch.randn(3, 4))
+        except ValueError:
+            pass
+        p.step()
+        net.flaky.fail = False
+        net(torch.randn(3, 4)).sum().backward()
+        p.step()
+    c = load(dump, 1, "construct.json")
+    assert c["Module.after.Linear.forward.0"] is None, c
+    assert c["Module.flaky.Flaky.forward.0"] is None, c
+    assert c["Functional.linear.1.forward"] == \
+        "Module.after.Linear.forward.0", c
+
+
 def check_api(tmp):
     # Keyword arguments: a misspelling names the key meant.
     try:
@@ -286,5 +328,6 @@ with tempfile.TemporaryDirectory() as tmp:
     dumps = check_levels(tmp)
     check_stacks(dumps)
     check_compare(tmp, dumps)
+    check_interrupted_forward(tmp)
     check_api(tmp)
 print("module_test.py: OK")
