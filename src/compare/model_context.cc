@@ -47,6 +47,16 @@ void ModuleTreeBuilder::AddRows(const ModuleParents* parents, size_t first) {
       } else if (parents) {
         auto it = parents->parent.find(rows[i].entry);
         if (it != parents->parent.end()) last_module = NodeOfParent(it->second);
+        // An operator's backward without a parent (lockstep's probe records
+        // none) runs in the module that made its forward call.
+        constexpr std::string_view kBackward = ".backward";
+        if (last_module < 0 && last.size() > kBackward.size() &&
+            last.substr(last.size() - kBackward.size()) == kBackward) {
+          std::string forward(last.substr(0, last.size() - kBackward.size()));
+          forward += ".forward";
+          auto f = parents->parent.find(forward);
+          if (f != parents->parent.end()) last_module = NodeOfParent(f->second);
+        }
       }
     }
     rows[i].module = last_module;

@@ -84,6 +84,28 @@ TEST(ModuleTreeBuilderTest, RowsGoToTheirModuleAndModulesNest) {
   EXPECT_EQ(r.modules.size(), 6u);  // calls and directions are one node
 }
 
+// lockstep's probe gives backward entries no parent: an operator's backward
+// goes to the module of its forward call; a parent given wins.
+TEST(ModuleTreeBuilderTest, AnOperatorsBackwardGoesToItsForwardsModule) {
+  CompareResult r;
+  ModuleTreeBuilder b(&r);
+  AddRows(&r, {"Functional.linear.0.forward", "Functional.linear.0.backward",
+               "Functional.relu.0.backward", "Torch.sum.0.backward"});
+  ModuleParents p = Parents({
+      {"Functional.linear.0.forward", "Module.fc.Linear.forward.0"},
+      {"Functional.linear.0.backward", ""},
+      {"Functional.relu.0.forward", "Module.act.ReLU.forward.0"},
+      {"Functional.relu.0.backward", "Module.fc.Linear.backward.0"},
+      {"Torch.sum.0.forward", ""},
+  });
+  b.AddRows(&p, 0);
+  b.Finish();
+  EXPECT_EQ(r.rows[0].module, Find(r, "fc"));
+  EXPECT_EQ(r.rows[1].module, Find(r, "fc"));
+  EXPECT_EQ(r.rows[2].module, Find(r, "fc"));  // as construct.json says
+  EXPECT_EQ(r.rows[3].module, -1);             // outside any module
+}
+
 TEST(ModuleTreeBuilderTest, ALoopInConstructJsonLeavesATree) {
   CompareResult r;
   ModuleTreeBuilder b(&r);
