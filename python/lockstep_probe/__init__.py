@@ -65,8 +65,6 @@ _IGNORED_SECTIONS = {"free_benchmark", "run_ut", "grad_probe", "structure",
 _IGNORED_SECTION_KEYS = {"file_format", "check_mode", "bench_path",
                          "online_run_ut", "nfs_path", "host", "port",
                          "error_data_path"}
-# Keyword arguments that go into the task's section of the config.
-_KEYWORD_SECTION = _SECTION_KEYS
 _KEYWORDS = _TOP_KEYS | _SECTION_KEYS
 
 _started = None  # the Probe started in this process, if any
@@ -198,7 +196,7 @@ class Probe:
                 continue
             if isinstance(value, os.PathLike):
                 value = os.fspath(value)
-            if key in _KEYWORD_SECTION:
+            if key in _SECTION_KEYS:  # into the task's section
                 task = overrides.get("task", cfg.get("task", "statistics"))
                 cfg.setdefault(task, {})[key] = value
             else:

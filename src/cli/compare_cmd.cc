@@ -87,25 +87,6 @@ StatusOr<CompareOptions> MakeOptions(const Args& a) {
   CompareOptions o;
   o.steps = a.steps;
   o.ranks = a.ranks;
-  if (!a.data_mapping.empty()) {
-    LOCKSTEP_ASSIGN_OR_RETURN(auto pairs, ReadYamlMapping(a.data_mapping));
-    auto map = std::make_shared<std::unordered_map<std::string, std::string>>(
-        pairs.begin(), pairs.end());
-    LogInfo("data mapping: " + std::to_string(map->size()) +
-            " target rows mapped to baseline rows (" + a.data_mapping + ")");
-    o.data_mapping = std::move(map);
-  }
-  if (a.mode == "tensor")
-    o.mode = CompareMode::kTensor;
-  else if (a.mode == "statistics")
-    o.mode = CompareMode::kStatistics;
-  else if (a.mode == "md5")
-    o.mode = CompareMode::kMd5;
-  else if (a.mode != "auto") {
-    return Status::InvalidArgument(
-        "--mode " + a.mode,
-        "unknown mode. Note: use auto, tensor, statistics or md5");
-  }
   if (!a.data_mapping.empty() && (a.fuzzy || a.align)) {
     return Status::InvalidArgument("--data-mapping",
                                    "pairs rows itself: not with --fuzzy-match "
@@ -118,6 +99,25 @@ StatusOr<CompareOptions> MakeOptions(const Args& a) {
   if (a.align && a.no_align) {
     return Status::InvalidArgument("--align with --no-align",
                                    "choose one of them");
+  }
+  if (a.mode == "tensor")
+    o.mode = CompareMode::kTensor;
+  else if (a.mode == "statistics")
+    o.mode = CompareMode::kStatistics;
+  else if (a.mode == "md5")
+    o.mode = CompareMode::kMd5;
+  else if (a.mode != "auto") {
+    return Status::InvalidArgument(
+        "--mode " + a.mode,
+        "unknown mode. Note: use auto, tensor, statistics or md5");
+  }
+  if (!a.data_mapping.empty()) {
+    LOCKSTEP_ASSIGN_OR_RETURN(auto pairs, ReadYamlMapping(a.data_mapping));
+    auto map = std::make_shared<std::unordered_map<std::string, std::string>>(
+        pairs.begin(), pairs.end());
+    LogInfo("data mapping: " + std::to_string(map->size()) +
+            " target rows mapped to baseline rows (" + a.data_mapping + ")");
+    o.data_mapping = std::move(map);
   }
   if (a.jobs < 0)
     return Status::InvalidArgument("--jobs", "must be >= 1 (0: all cores)");

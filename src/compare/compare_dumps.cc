@@ -19,12 +19,16 @@ std::string Where(const RankPair& p) {
   return s;
 }
 
+// The side of the pair whose rank dir has a file (`has`: which one): the
+// target, else the baseline; nullptr when neither has it.
+const RankLayout* SideWith(const RankPair& p, bool RankLayout::*has) {
+  return p.target.*has ? &p.target : p.baseline.*has ? &p.baseline : nullptr;
+}
+
 // Reads the stack.json for the pair's stack column, if any.
 std::optional<StackMap> ReadPairStack(const RankPair& p,
                                       std::vector<std::string>* warnings) {
-  const RankLayout* src = p.target.has_stack_json     ? &p.target
-                          : p.baseline.has_stack_json ? &p.baseline
-                                                      : nullptr;
+  const RankLayout* src = SideWith(p, &RankLayout::has_stack_json);
   if (src == nullptr) return std::nullopt;
   StatusOr<StackMap> s = ReadStackJson(src->dir + "/stack.json");
   if (!s.ok()) {
@@ -37,9 +41,7 @@ std::optional<StackMap> ReadPairStack(const RankPair& p,
 
 // The target's stack.json, else the baseline's, for the first divergence.
 void NoteStackFile(const RankPair& p, CompareResult* result) {
-  const RankLayout* src = p.target.has_stack_json     ? &p.target
-                          : p.baseline.has_stack_json ? &p.baseline
-                                                      : nullptr;
+  const RankLayout* src = SideWith(p, &RankLayout::has_stack_json);
   if (src != nullptr) {
     result->stack_files.push_back(
         {p.target_step, p.target.rank, src->dir + "/stack.json"});
@@ -50,9 +52,7 @@ void NoteStackFile(const RankPair& p, CompareResult* result) {
 // only shapes the report's module tree: what cannot be read is a warning.
 std::optional<ModuleParents> ReadPairParents(
     const RankPair& p, std::vector<std::string>* warnings) {
-  const RankLayout* src = p.target.has_construct_json     ? &p.target
-                          : p.baseline.has_construct_json ? &p.baseline
-                                                          : nullptr;
+  const RankLayout* src = SideWith(p, &RankLayout::has_construct_json);
   if (src == nullptr) return std::nullopt;
   StatusOr<ModuleParents> m = ReadModuleParents(src->dir + "/construct.json");
   if (!m.ok()) {

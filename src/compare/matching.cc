@@ -151,23 +151,6 @@ std::vector<int> MatchRows(const std::vector<OpRow>& target,
   std::deque<std::string> store;
   std::vector<std::string_view> tk = KeyViews(target, options, &store);
   std::vector<std::string_view> bk = KeyViews(baseline, options, &store);
-  // Mapped rows take the baseline row their mapping names (its first
-  // occurrence), which other target rows may take too (msprobe merges on
-  // the key); the rest match below.
-  std::vector<bool> mapped;
-  if (mapping != nullptr) {
-    std::unordered_map<std::string_view, int> first;
-    for (size_t j = baseline.size(); j-- > 0;)
-      first[bk[j]] = static_cast<int>(j);
-    mapped.assign(target.size(), false);
-    for (size_t i = 0; i < target.size(); ++i) {
-      auto it = mapping->find(target[i].name);
-      if (it == mapping->end()) continue;
-      mapped[i] = true;
-      auto f = first.find(it->second);
-      if (f != first.end()) match[i] = f->second;
-    }
-  }
   // Each key's k-th target occurrence pairs with its k-th baseline
   // occurrence (exact keys are unique, so this is a plain merge): `head`
   // holds each key's next unused baseline row, `next` the one after it.
@@ -179,6 +162,20 @@ std::vector<int> MatchRows(const std::vector<OpRow>& target,
     if (!inserted) {
       next[j] = it->second;
       it->second = static_cast<int>(j);
+    }
+  }
+  // Mapped rows take the baseline row their mapping names (its first
+  // occurrence: `head` before any row is taken), which other target rows
+  // may take too (msprobe merges on the key); the rest match below.
+  std::vector<bool> mapped;
+  if (mapping != nullptr) {
+    mapped.assign(target.size(), false);
+    for (size_t i = 0; i < target.size(); ++i) {
+      auto it = mapping->find(target[i].name);
+      if (it == mapping->end()) continue;
+      mapped[i] = true;
+      auto f = head.find(it->second);
+      if (f != head.end()) match[i] = f->second;
     }
   }
   for (size_t i = 0; i < target.size(); ++i) {

@@ -51,7 +51,7 @@ void ModuleTreeBuilder::AddRows(const ModuleParents* parents, size_t first) {
         // none) runs in the module that made its forward call.
         constexpr std::string_view kBackward = ".backward";
         if (last_module < 0 && last.size() > kBackward.size() &&
-            last.substr(last.size() - kBackward.size()) == kBackward) {
+            last.ends_with(kBackward)) {
           std::string forward(last.substr(0, last.size() - kBackward.size()));
           forward += ".forward";
           auto f = parents->parent.find(forward);

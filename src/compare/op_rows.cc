@@ -331,8 +331,7 @@ bool IsParamsGradEntry(std::string_view name) {
 
 bool IsDebugEntry(std::string_view name) {
   constexpr std::string_view kDebug = ".debug";
-  return name.size() > kDebug.size() &&
-         name.substr(name.size() - kDebug.size()) == kDebug;
+  return name.size() > kDebug.size() && name.ends_with(kDebug);
 }
 
 template <typename V>

@@ -31,10 +31,6 @@ bool ParentOf(const PyValue& v, std::string* parent, std::string* why) {
   }
 }
 
-bool StartsWith(std::string_view s, std::string_view prefix) {
-  return s.substr(0, prefix.size()) == prefix;
-}
-
 }  // namespace
 
 ModuleParents ModuleParentsFrom(const ConstructMap& map,
@@ -63,9 +59,9 @@ StatusOr<ModuleParents> ReadModuleParents(const std::string& path) {
 
 std::optional<ModuleName> ModuleOfEntry(std::string_view entry) {
   size_t start;
-  if (StartsWith(entry, "Module.")) {
+  if (entry.starts_with("Module.")) {
     start = 7;
-  } else if (StartsWith(entry, "Cell.")) {
+  } else if (entry.starts_with("Cell.")) {
     start = 5;
   } else {
     return std::nullopt;

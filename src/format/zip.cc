@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "format/bytes.h"
+#include "format/zip_records.h"
 
 namespace lockstep {
 namespace {
@@ -15,19 +16,7 @@ using internal::LoadLe16;
 using internal::LoadLe32;
 using internal::LoadLe64;
 
-constexpr uint32_t kEocdSig = 0x06054b50;
-constexpr uint32_t kZip64EocdSig = 0x06064b50;
-constexpr uint32_t kZip64LocatorSig = 0x07064b50;
-constexpr uint32_t kCentralSig = 0x02014b50;
-constexpr uint32_t kLocalSig = 0x04034b50;
-constexpr size_t kEocdSize = 22;
-constexpr size_t kZip64EocdSize = 56;
-constexpr size_t kZip64LocatorSize = 20;
-constexpr size_t kCentralSize = 46;
-constexpr size_t kLocalSize = 30;
-constexpr uint16_t kZip64ExtraId = 0x0001;
-constexpr uint32_t kMax32 = 0xFFFFFFFF;
-constexpr uint16_t kMax16 = 0xFFFF;
+using namespace internal::zip;  // NOLINT: the record constants
 
 // Where the central directory lies, from the (zip64) end record.
 struct Directory {

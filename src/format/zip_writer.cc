@@ -2,35 +2,28 @@
 
 #include <algorithm>
 
+#include "format/zip_records.h"
 #include "lockstep/core/check.h"
 
 namespace lockstep::internal {
 namespace {
 
-constexpr uint32_t kLocalSig = 0x04034b50;
+using namespace zip;  // NOLINT: the record constants (zip_records.h)
+
 constexpr uint32_t kDescriptorSig = 0x08074b50;
-constexpr uint32_t kCentralSig = 0x02014b50;
-constexpr uint32_t kZip64EndSig = 0x06064b50;
-constexpr uint32_t kZip64LocatorSig = 0x07064b50;
-constexpr uint32_t kEndSig = 0x06054b50;
-constexpr size_t kLocalSize = 30;
-constexpr size_t kCentralSize = 46;
-constexpr size_t kZip64EndSize = 56;
-constexpr size_t kEndRecordsSize = 56 + 20 + 22;
+constexpr size_t kEndRecordsSize =
+    kZip64EocdSize + kZip64LocatorSize + kEocdSize;
 constexpr uint16_t kUtf8 = 0x0800;            // UTF-8 names
 constexpr uint16_t kDataDescriptor = 0x0008;  // CRC, sizes after the data
-constexpr uint16_t kZip64ExtraId = 0x0001;
-constexpr uint16_t kPaddingId = 0x4246;  // "FB", as torch names it
-constexpr uint16_t kMadeBy = 0x031e;     // torch's ZIP64 end record values
+constexpr uint16_t kPaddingId = 0x4246;       // "FB", as torch names it
+constexpr uint16_t kMadeBy = 0x031e;          // torch's ZIP64 end record values
 constexpr uint16_t kNeeded = 0x002d;
 
 void Le(std::string* s, uint64_t v, int bytes) {
   for (int i = 0; i < bytes; ++i) s->push_back(static_cast<char>(v >> (8 * i)));
 }
 
-uint64_t Clamp32(uint64_t v, bool replaced) {
-  return replaced ? 0xFFFFFFFF : v;
-}
+uint64_t Clamp32(uint64_t v, bool replaced) { return replaced ? kMax32 : v; }
 
 // torch's writer (miniz) writes an empty record's zeros in its local header
 // and no data descriptor.
@@ -67,7 +60,7 @@ size_t TorchZipWriter::PaddingFor(uint64_t offset, size_t name_size,
 
 void TorchZipWriter::AddRecord(std::string_view name, std::string_view data,
                                uint32_t crc) {
-  LOCKSTEP_CHECK(name.size() < 0xFFFF - kZipDataAlignment);
+  LOCKSTEP_CHECK(name.size() < kMax16 - kZipDataAlignment);
   uint64_t offset = out_->size();
   Zip64 z = Zip64For(data.size(), offset);
   size_t pad = PaddingFor(offset, name.size(), z);
@@ -137,8 +130,8 @@ void TorchZipWriter::Finish() {
   uint64_t cd_offset = o->size();
   o->append(central_);
   uint64_t end64 = o->size();
-  Le(o, kZip64EndSig, 4);
-  Le(o, kZip64EndSize - 12, 8);  // size of the rest of the record
+  Le(o, kZip64EocdSig, 4);
+  Le(o, kZip64EocdSize - 12, 8);  // size of the rest of the record
   Le(o, kMadeBy, 2);
   Le(o, kNeeded, 2);
   Le(o, 0, 4 + 4);  // this disk, the directory's disk
@@ -150,12 +143,12 @@ void TorchZipWriter::Finish() {
   Le(o, 0, 4);  // the end record's disk
   Le(o, end64, 8);
   Le(o, 1, 4);  // disks
-  Le(o, kEndSig, 4);
+  Le(o, kEocdSig, 4);
   Le(o, 0, 2 + 2);
-  Le(o, std::min<uint64_t>(records_, 0xFFFF), 2);
-  Le(o, std::min<uint64_t>(records_, 0xFFFF), 2);
-  Le(o, std::min<uint64_t>(central_.size(), 0xFFFFFFFF), 4);
-  Le(o, std::min<uint64_t>(cd_offset, 0xFFFFFFFF), 4);
+  Le(o, std::min<uint64_t>(records_, kMax16), 2);
+  Le(o, std::min<uint64_t>(records_, kMax16), 2);
+  Le(o, std::min<uint64_t>(central_.size(), kMax32), 4);
+  Le(o, std::min<uint64_t>(cd_offset, kMax32), 4);
   Le(o, 0, 2);  // comment size
   central_.clear();
 }

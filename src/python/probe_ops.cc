@@ -102,11 +102,6 @@ const std::string& SourceLine(const std::string& file, int line) {
   return it->second;
 }
 
-bool EndsWith(const std::string& s, const std::string& tail) {
-  return s.size() >= tail.size() &&
-         s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-}
-
 // The calling thread's Python frames, innermost first, in msprobe's
 // stack.json form; frames under g_skip_prefix (the wrapper's own) left out.
 std::vector<std::string> PythonFrames() {
@@ -121,7 +116,7 @@ std::vector<std::string> PythonFrames() {
     // The wrapper's frames, and torch.ops' call of a probe operator (the
     // innermost frame of a module entry), are the probe's, not the user's.
     bool own = (!g_skip_prefix.empty() && file.rfind(g_skip_prefix, 0) == 0) ||
-               (out.empty() && EndsWith(file, "/torch/_ops.py"));
+               (out.empty() && file.ends_with("/torch/_ops.py"));
     if (!own) {
       int line = PyFrame_GetLineNumber(f);
       out.push_back("File " + file + ", line " + std::to_string(line) +

@@ -67,7 +67,7 @@ at::CallbackHandle AddProbeCallbacks() {
 std::unique_ptr<OpContext> ProbeImpl::OpStart(const at::RecordFunction& fn) {
   std::unique_ptr<OpContext> result = OpStartLocked(fn);
   if (result != nullptr && result->take_stack) {
-    TakeStack(result->base + ".forward");
+    TakeStack(result->fwd);
   }
   return result;
 }
@@ -83,10 +83,12 @@ std::unique_ptr<OpContext> ProbeImpl::OpStartLocked(
     const std::string& api = it->second;
     if (api.empty()) return;
     std::string base = api + "." + std::to_string(api_calls_.Next(api));
-    if (!filter_.ForwardWanted(base + ".forward", module_stack_)) return;
+    std::string fwd = base + ".forward";
+    if (!filter_.ForwardWanted(fwd, module_stack_)) return;
     at::DisableRecordFunctionGuard no_recursion;
     auto ctx = std::make_unique<OpContext>();
     ctx->base = std::move(base);
+    ctx->fwd = std::move(fwd);
     ctx->forward = config_.forward;
     if (config_.task == ProbeTask::kOverflow) {
       // Kept (copied if the operator writes into them) until the end
@@ -98,9 +100,8 @@ std::unique_ptr<OpContext> ProbeImpl::OpStartLocked(
       }
     } else if (ctx->forward) {
       ctx->entry.BeginDict().Key("input_args");
-      ListIf(config_.input, fn.inputs(), ctx->base + ".forward.input",
-             &ctx->entry);
-      ctx->take_stack = StackWanted(ctx->base + ".forward");
+      ListIf(config_.input, fn.inputs(), ctx->fwd + ".input", &ctx->entry);
+      ctx->take_stack = StackWanted(ctx->fwd);
     }
     if (config_.backward && config_.task != ProbeTask::kOverflow &&
         at::GradMode::is_enabled()) {
@@ -116,7 +117,7 @@ void ProbeImpl::OpEnd(const at::RecordFunction& fn, OpContext* ctx) {
   std::lock_guard<std::mutex> lock(mu_);
   if (writer_ == nullptr || terminated_) return;
   at::DisableRecordFunctionGuard no_recursion;
-  std::string fwd = ctx->base + ".forward";
+  const std::string& fwd = ctx->fwd;
   Guarded(fwd, [&] {
     const std::vector<c10::IValue>& outs = fn.outputs();
     if (config_.task == ProbeTask::kOverflow) {

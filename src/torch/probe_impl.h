@@ -34,6 +34,7 @@ using StackFrames = std::shared_ptr<const std::vector<std::string>>;
 // What the start callback of a dumped operator hands to its end callback.
 struct OpContext : at::ObserverContext {
   std::string base;  // "Functional.linear.0"
+  std::string fwd;   // its forward entry: "Functional.linear.0.forward"
   bool forward = true;
   bool take_stack = false;  // ProbeImpl::TakeStack after the start
   // The entry's text so far: {"input_args": [...] (the end callback adds
