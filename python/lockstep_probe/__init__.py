@@ -198,7 +198,10 @@ class Probe:
                 value = os.fspath(value)
             if key in _SECTION_KEYS:  # into the task's section
                 task = overrides.get("task", cfg.get("task", "statistics"))
-                cfg.setdefault(task, {})[key] = value
+                # md5 is statistics with summary_mode md5: its section is
+                # "statistics" (the one the C++ config reader reads).
+                section = "statistics" if task == "md5" else task
+                cfg.setdefault(section, {})[key] = value
             else:
                 cfg[key] = value
         cfg.setdefault("task", "statistics")

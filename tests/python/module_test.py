@@ -279,6 +279,18 @@ def check_api(tmp):
     dump = pathlib.Path(tmp) / "api"
     p = lockstep_probe.Probe(cfg, dump_path=dump, level="L0", step=[0])
     assert p.config["dump_path"] == str(dump) and p.level == "L0", p.config
+    # A section key given with task md5 goes where md5's section is read
+    # ("statistics"): the scope below leaves only the two entries it names.
+    lim = dump / "md5_scope"
+    with lockstep_probe.Probe(task="md5", dump_path=lim,
+                              scope=["Torch.exp.0.forward",
+                                     "Torch.exp.1.forward"]) as p:
+        torch.ones(2).sin().exp().exp().cos()
+        p.step()
+    assert p.config["statistics"]["scope"][0] == "Torch.exp.0.forward"
+    with open(lim / "step0" / "rank0" / "dump.json") as f:
+        names = list(json.load(f)["data"])
+    assert names == ["Torch.exp.0.forward", "Torch.exp.1.forward"], names
     # One probe per object: a second start raises, and stopping a probe that
     # is not started leaves the started one recording.
     a = lockstep_probe.Probe(task="statistics", dump_path=dump / "a")
