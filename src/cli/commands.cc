@@ -13,11 +13,11 @@ int RunExport(int argc, char** argv);
 
 const std::vector<Command>& Commands() {
   static const std::vector<Command> kCommands = {
-      {"compare", RunCompare},   {"overflow", RunOverflow},
-      {"inspect", RunInspect},   {"export", RunExport},
-      {"curve", RunCurve},       {"rng", RunRng},
-      {"schedule", RunSchedule}, {"audit", RunTorchHelper},
-      {"env", RunEnv},
+      {"compare", RunCompare},    {"overflow", RunOverflow},
+      {"inspect", RunInspect},    {"export", RunExport},
+      {"curve", RunCurve},        {"rng", RunRng},
+      {"schedule", RunSchedule},  {"audit", RunTorchHelper},
+      {"replay", RunTorchHelper}, {"env", RunEnv},
   };
   return kCommands;
 }

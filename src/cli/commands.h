@@ -14,7 +14,7 @@ struct Command {
 // Registered commands, in --help order.
 const std::vector<Command>& Commands();
 
-// The commands that need LibTorch (audit, env capture) run in a second
+// The commands that need LibTorch (audit, replay, env capture) run in a second
 // executable, lockstep-torch, beside `lockstep` (so that every other
 // command starts without loading LibTorch's ~290 shared libraries). Runs
 // it with argv[0..argc) (argv[0] is the command name) in place of this
@@ -29,6 +29,7 @@ bool HaveTorchHelper();
 // lockstep-torch's own commands (src/cli/torch/).
 int RunAudit(int argc, char** argv);
 int RunEnvCapture(int argc, char** argv);
+int RunReplay(int argc, char** argv);
 
 // Exit codes (STYLE.md §8).
 inline constexpr int kExitPass = 0;

@@ -99,6 +99,15 @@ std::unique_ptr<OpContext> ProbeImpl::OpStartLocked(
             in_place && v.isTensor() ? c10::IValue(v.toTensor().clone()) : v);
       }
     } else if (ctx->forward) {
+      if (config_.task == ProbeTask::kTensor) {
+        if (c10::optional<c10::OperatorName> op = fn.operator_name()) {
+          ctx->aten = op->name;
+          if (!op->overload_name.empty()) {
+            ctx->aten += '.';
+            ctx->aten += op->overload_name;
+          }
+        }
+      }
       ctx->entry.BeginDict().Key("input_args");
       ListIf(config_.input, fn.inputs(), ctx->fwd + ".input", &ctx->entry);
       ctx->take_stack = StackWanted(ctx->fwd);
@@ -144,6 +153,7 @@ void ProbeImpl::OpEnd(const at::RecordFunction& fn, OpContext* ctx) {
       PyJsonBuilder& e = ctx->entry;
       e.Key("input_kwargs").BeginDict().EndDict().Key("output");
       ListIf(config_.output, outs, fwd + ".output", &e);
+      if (!ctx->aten.empty()) e.Key("aten").Str(ctx->aten);
       AddEntry(fwd, e.EndDict().Take());
     }
     if (ctx->backward) {

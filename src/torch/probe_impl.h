@@ -35,6 +35,10 @@ using StackFrames = std::shared_ptr<const std::vector<std::string>>;
 struct OpContext : at::ObserverContext {
   std::string base;  // "Functional.linear.0"
   std::string fwd;   // its forward entry: "Functional.linear.0.forward"
+  // Tensor task: the ATen operator and overload ("aten::add.Tensor"), whose
+  // schema the recorded arguments follow; written as the entry's "aten"
+  // (lockstep replay rebuilds the call from it; msprobe ignores the key).
+  std::string aten;
   bool forward = true;
   bool take_stack = false;  // ProbeImpl::TakeStack after the start
   // The entry's text so far: {"input_args": [...] (the end callback adds

@@ -16,11 +16,16 @@ int main(int argc, char** argv) {
     std::printf(
         "lockstep-torch: the lockstep commands that need LibTorch.\n\n"
         "Usage: lockstep-torch audit [options]\n"
+        "       lockstep-torch replay DUMP [options]\n"
         "       lockstep-torch env capture [options]\n\n"
-        "'lockstep audit' and 'lockstep env capture' run this program.\n");
+        "'lockstep audit', 'lockstep replay' and 'lockstep env capture' run\n"
+        "this program.\n");
     return argc < 2 ? kExitUsage : kExitPass;
   }
   if (std::strcmp(argv[1], "audit") == 0) return RunAudit(argc - 1, argv + 1);
+  if (std::strcmp(argv[1], "replay") == 0) {
+    return RunReplay(argc - 1, argv + 1);
+  }
   if (std::strcmp(argv[1], "env") == 0 && argc > 2 &&
       std::strcmp(argv[2], "capture") == 0) {
     return RunEnvCapture(argc - 2, argv + 2);

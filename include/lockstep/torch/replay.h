@@ -1,0 +1,58 @@
+// lockstep replay: re-runs every operator call of a tensor-mode dump on the
+// CPU in float64 and says which recorded results are wrong for their own
+// inputs, with no baseline run (docs/replay.md).
+//
+// Per forward entry: the call is rebuilt from dump.json (the operator from
+// the entry's "aten" key, which lockstep's probe writes in tensor mode, or
+// from msprobe's API name; the tensor arguments from their files; the other
+// arguments as recorded) and run three times on the CPU: in float64 (the
+// reference), in float64 on |inputs| (the scale of sums of products), and in
+// the recorded dtype (LibTorch CPU's own error, for comparison; fp16 ops
+// that LibTorch 1.13 cannot run on the CPU are computed in fp32 and rounded
+// to fp16). Each recorded output is measured against the reference
+// (numerics/replay_error.h) and checked against its bound: the operator
+// table's (torch/replay_ops.cc) or 2x LibTorch CPU's own error, whichever is
+// larger.
+//
+// Per backward entry: the forward call rebuilt with its floating inputs as
+// leaves, the recorded output gradients pushed through autograd in float64,
+// and the recorded input gradients measured the same way.
+//
+// Entries that cannot be replayed (random operators, collectives, Python
+// indexing, unknown operators, arguments that fit no overload, statistics
+// dumps, missing tensor files) are listed with why; module and parameter-
+// gradient entries are skipped (they are not operator calls).
+//
+// Thread safety: ReplayDump may run concurrently with itself; it uses
+// `jobs` threads and LibTorch.
+#ifndef LOCKSTEP_TORCH_REPLAY_H_
+#define LOCKSTEP_TORCH_REPLAY_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "lockstep/compare/replay_result.h"
+#include "lockstep/core/status.h"
+
+namespace lockstep {
+
+struct ReplayOptions {
+  std::string dump;            // dump root, step dir or rank dir
+  std::vector<int64_t> steps;  // empty: every step
+  std::vector<int64_t> ranks;  // empty: every rank
+  bool backward = true;        // replay backward entries too
+  int jobs = 1;                // entries replayed at once
+  // Called with (entries done, entries in all) as the replay goes.
+  std::function<void(size_t, size_t)> progress;
+};
+
+// NotFound / Corruption when the dump cannot be read at all (no dump.json
+// found, an unreadable dump.json); per-entry problems become checks with
+// verdict kNotReplayable instead.
+StatusOr<ReplayResult> ReplayDump(const ReplayOptions& options);
+
+}  // namespace lockstep
+
+#endif  // LOCKSTEP_TORCH_REPLAY_H_

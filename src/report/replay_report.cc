@@ -1,0 +1,264 @@
+#include "lockstep/report/replay_report.h"
+
+#include <cmath>
+#include <cstdio>
+
+#include "lockstep/core/file.h"
+#include "lockstep/core/markup.h"
+#include "lockstep/report/csv.h"
+#include "report/json_util.h"
+
+namespace lockstep {
+namespace {
+
+// Shortest text that reads back as the same double; "inf", "nan".
+std::string Num(double x) {
+  if (std::isnan(x)) return "nan";
+  if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
+  char buf[40];
+  for (int p = 6; p <= 17; ++p) {
+    std::snprintf(buf, sizeof buf, "%.*g", p, x);
+    if (std::strtod(buf, nullptr) == x) break;
+  }
+  return buf;
+}
+
+// For people: 4 significant digits.
+std::string Short(double x) {
+  if (std::isnan(x)) return "-";
+  if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.4g", x);
+  return buf;
+}
+
+bool Measured(const ReplayCheck& c) {
+  return c.verdict == ReplayVerdict::kOk ||
+         c.verdict == ReplayVerdict::kSuspect;
+}
+
+std::string Where(const ReplayCheck& c) {
+  std::string s;
+  if (c.step >= 0) s += "step " + std::to_string(c.step) + ", ";
+  s += "rank " + std::to_string(c.rank);
+  return s;
+}
+
+}  // namespace
+
+std::string ReplayCsv(const ReplayResult& r) {
+  std::string out;
+  AppendCsvLine({"Step", "Rank", "Entry", "Tensor", "Op", "Dtype", "Kind",
+                 "Max ULP", "Max Rel", "CPU ULP", "Bound", "Verdict", "Reason",
+                 "Bound Rule", "Worst Index", "Recorded", "Float64"},
+                &out);
+  for (const ReplayCheck& c : r.checks) {
+    bool m = Measured(c);
+    AppendCsvLine({c.step < 0 ? "" : std::to_string(c.step),
+                   std::to_string(c.rank), c.entry, c.tensor, c.op, c.dtype,
+                   c.kind, m ? Num(c.max_ulp) : "", m ? Num(c.max_rel) : "",
+                   m ? Num(c.cpu_ulp) : "", m ? Num(c.bound) : "",
+                   ReplayVerdictName(c.verdict), c.reason, c.bound_rule,
+                   m && c.worst_index >= 0 ? std::to_string(c.worst_index) : "",
+                   m ? Num(c.recorded) : "", m ? Num(c.reference) : ""},
+                  &out);
+  }
+  return out;
+}
+
+std::string ReplaySummaryJson(const ReplayResult& r) {
+  using internal::JsonNumberOrNull;
+  using internal::JsonString;
+  rapidjson::StringBuffer buf;
+  internal::JsonWriter w(buf);
+  w.StartObject();
+  w.Key("tool");
+  JsonString(&w, "lockstep replay");
+  w.Key("dump");
+  JsonString(&w, r.dump);
+  w.Key("verdict");
+  JsonString(&w, r.first_suspect ? "suspect" : "no suspect");
+  w.Key("first_suspect");
+  if (r.first_suspect) {
+    const ReplayCheck& c = r.checks[*r.first_suspect];
+    w.StartObject();
+    w.Key("entry");
+    JsonString(&w, c.entry);
+    w.Key("tensor");
+    JsonString(&w, c.tensor);
+    w.Key("op");
+    JsonString(&w, c.op);
+    w.Key("step");
+    w.Int64(c.step);
+    w.Key("rank");
+    w.Int64(c.rank);
+    w.Key("dtype");
+    JsonString(&w, c.dtype);
+    w.Key("reason");
+    JsonString(&w, c.reason);
+    w.Key("max_ulp");
+    JsonNumberOrNull(&w, c.max_ulp);
+    w.Key("bound");
+    JsonNumberOrNull(&w, c.bound);
+    w.Key("bound_rule");
+    JsonString(&w, c.bound_rule);
+    w.Key("cpu_ulp");
+    JsonNumberOrNull(&w, c.cpu_ulp);
+    w.EndObject();
+  } else {
+    w.Null();
+  }
+  w.Key("counts");
+  w.StartObject();
+  w.Key("entries");
+  w.Uint64(r.entries);
+  w.Key("replayed");
+  w.Uint64(r.replayed);
+  w.Key("checks");
+  size_t checks = 0;
+  for (const ReplayCheck& c : r.checks) checks += Measured(c);
+  w.Uint64(checks);
+  w.Key("suspect");
+  w.Uint64(r.suspect);
+  w.Key("not_replayable");
+  w.Uint64(r.not_replayable);
+  w.Key("skipped");
+  w.Uint64(r.skipped);
+  w.EndObject();
+  w.Key("not_replayable");
+  w.StartArray();
+  for (const ReplayCheck& c : r.checks) {
+    if (c.verdict != ReplayVerdict::kNotReplayable) continue;
+    w.StartObject();
+    w.Key("entry");
+    JsonString(&w, c.entry);
+    w.Key("op");
+    JsonString(&w, c.op);
+    w.Key("reason");
+    JsonString(&w, c.reason);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("warnings");
+  w.StartArray();
+  for (const std::string& s : r.warnings) JsonString(&w, s);
+  w.EndArray();
+  w.EndObject();
+  return std::string(buf.GetString(), buf.GetSize()) + "\n";
+}
+
+std::string ReplayHtml(const ReplayResult& r) {
+  std::string h =
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+      "<meta name=\"viewport\" content=\"width=device-width\">"
+      "<title>lockstep replay</title><style>"
+      "body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#1d232b;"
+      "background:#fff}h1{font-size:20px}h2{font-size:16px;margin-top:28px}"
+      ".card{border:1px solid #d0d7de;border-radius:8px;padding:12px 16px;"
+      "max-width:1100px}.bad{border-color:#cf222e;background:#fff5f5}"
+      ".good{border-color:#1a7f37;background:#f3fbf5}"
+      "table{border-collapse:collapse;font-size:13px}"
+      "td,th{border-bottom:1px solid #e1e4e8;padding:3px 8px;text-align:left;"
+      "vertical-align:top}td.n{text-align:right;font-variant-numeric:"
+      "tabular-nums}tr.suspect td{background:#fff0f0}code{font-size:13px}"
+      "@media (prefers-color-scheme:dark){body{background:#0d1117;color:"
+      "#e6edf3}.bad{background:#2d1517}.good{background:#12261a}"
+      "tr.suspect td{background:#3a1d20}td,th{border-color:#30363d}}"
+      "</style></head><body>\n<h1>lockstep replay</h1>\n<p>Dump: <code>" +
+      EscapeMarkup(r.dump) + "</code></p>\n";
+  if (r.first_suspect) {
+    const ReplayCheck& c = r.checks[*r.first_suspect];
+    h += "<div class=\"card bad\" id=\"first-suspect\"><b>First suspect: "
+         "<code>" +
+         EscapeMarkup(c.entry) + "</code></b> " + EscapeMarkup(c.tensor) +
+         " (" + EscapeMarkup(c.op) + ", " + EscapeMarkup(c.dtype) + ", " +
+         EscapeMarkup(Where(c)) + ")<br>" + EscapeMarkup(c.reason) +
+         "<br>Bound: " + EscapeMarkup(c.bound_rule) +
+         "<br>LibTorch CPU's own error in this dtype: " +
+         EscapeMarkup(Short(c.cpu_ulp)) + " ulp</div>\n";
+  } else {
+    h += "<div class=\"card good\" id=\"first-suspect\"><b>No suspect</b>: "
+         "every replayed result is within its bound.</div>\n";
+  }
+  size_t checks = 0;
+  for (const ReplayCheck& c : r.checks) checks += Measured(c);
+  h += "<p>" + std::to_string(r.entries) +
+       " entries: " + std::to_string(r.replayed) + " replayed (" +
+       std::to_string(checks) + " tensors checked, " +
+       std::to_string(r.suspect) + " suspect), " +
+       std::to_string(r.not_replayable) + " not replayable, " +
+       std::to_string(r.skipped) +
+       " skipped (modules, parameter "
+       "gradients).</p>\n";
+  auto table = [&](const std::string& title, const std::string& id, auto want) {
+    std::string rows;
+    for (const ReplayCheck& c : r.checks) {
+      if (!want(c)) continue;
+      bool m = Measured(c);
+      rows +=
+          std::string("<tr") +
+          (c.verdict == ReplayVerdict::kSuspect ? " class=\"suspect\"" : "") +
+          "><td>" + EscapeMarkup(Where(c)) + "</td><td><code>" +
+          EscapeMarkup(c.entry) + "</code></td><td>" + EscapeMarkup(c.tensor) +
+          "</td><td>" + EscapeMarkup(c.op) + "</td><td>" +
+          EscapeMarkup(c.dtype) + "</td><td>" + EscapeMarkup(c.kind) +
+          "</td><td class=\"n\">" + (m ? Short(c.max_ulp) : "") +
+          "</td><td class=\"n\">" + (m ? Short(c.cpu_ulp) : "") +
+          "</td><td class=\"n\">" + (m ? Short(c.bound) : "") + "</td><td>" +
+          ReplayVerdictName(c.verdict) + "</td><td>" +
+          EscapeMarkup(c.reason.empty() ? c.bound_rule : c.reason) +
+          "</td></tr>\n";
+    }
+    if (rows.empty()) return;
+    h += "<h2 id=\"" + id + "\">" + title +
+         "</h2>\n<table><thead><tr><th>Where</th><th>Entry</th><th>Tensor"
+         "</th><th>Op</th><th>Dtype</th><th>Kind</th><th>Max ulp</th><th>"
+         "CPU ulp</th><th>Bound</th><th>Verdict</th><th>Reason / bound"
+         "</th></tr></thead><tbody>\n" +
+         rows + "</tbody></table>\n";
+  };
+  table("Suspects", "suspects", [](const ReplayCheck& c) {
+    return c.verdict == ReplayVerdict::kSuspect;
+  });
+  table("Not replayable", "not-replayable", [](const ReplayCheck& c) {
+    return c.verdict == ReplayVerdict::kNotReplayable;
+  });
+  table("Every check", "checks",
+        [](const ReplayCheck& c) { return Measured(c); });
+  h += "</body></html>\n";
+  return h;
+}
+
+std::string ReplayTerminalSummary(const ReplayResult& r) {
+  size_t checks = 0;
+  for (const ReplayCheck& c : r.checks) checks += Measured(c);
+  std::string s = std::to_string(r.entries) +
+                  " entries: " + std::to_string(r.replayed) + " replayed (" +
+                  std::to_string(checks) + " tensors checked), " +
+                  std::to_string(r.not_replayable) + " not replayable, " +
+                  std::to_string(r.skipped) + " skipped\n";
+  if (r.first_suspect) {
+    const ReplayCheck& c = r.checks[*r.first_suspect];
+    s += "first suspect: " + c.entry + " " + c.tensor + " (" + c.op + ", " +
+         c.dtype + ", " + Where(c) + ")\n  " + c.reason +
+         "\n  bound: " + c.bound_rule + "\n";
+    s += std::to_string(r.suspect) + " suspect tensor(s) in all\n";
+  } else {
+    s += "no suspect: every replayed result is within its bound\n";
+  }
+  return s;
+}
+
+Status WriteReplayReports(const ReplayResult& r, const std::string& dir) {
+  if (Status s = CreateDirs(dir); !s.ok()) return s;
+  if (Status s = WriteFileAtomic(dir + "/replay.csv", ReplayCsv(r)); !s.ok()) {
+    return s;
+  }
+  if (Status s = WriteFileAtomic(dir + "/summary.json", ReplaySummaryJson(r));
+      !s.ok()) {
+    return s;
+  }
+  return WriteFileAtomic(dir + "/report.html", ReplayHtml(r));
+}
+
+}  // namespace lockstep
