@@ -37,8 +37,9 @@ int Run(int argc, char** argv) {
       "CPU's own error on the same inputs if that is larger. Entries that "
       "cannot be replayed (random ops, collectives, indexing, ...) are "
       "listed with why.\nWrites replay.csv, summary.json and report.html "
-      "into -o.\nExit: 0 no suspect, 1 a suspect, 2 usage error, 3 "
-      "unreadable dump or unwritable output.",
+      "into -o.\nExit: 0 no suspect, 1 a suspect, 2 usage error (also: "
+      "nothing could be replayed, e.g. a statistics dump), 3 unreadable "
+      "dump or unwritable output.",
       "replay"};
   app.add_option("dump", options.dump,
                  "Tensor-mode dump: its root, a step{N} dir or a rank dir")
@@ -82,6 +83,19 @@ int Run(int argc, char** argv) {
   std::printf("%s", ReplayTerminalSummary(*result).c_str());
   std::printf("wrote %s/replay.csv, summary.json, report.html\n", out.c_str());
   std::fflush(stdout);
+  if (result->replayed == 0) {
+    // No check ran: "no suspect" would be a pass nobody earned.
+    std::string why;
+    for (const ReplayCheck& c : result->checks) {
+      if (c.verdict == ReplayVerdict::kNotReplayable) {
+        why = " (e.g. " + c.entry + ": " + c.reason + ")";
+        break;
+      }
+    }
+    LogError("replay | nothing was replayed" + why +
+             ". Note: replay needs a dump of task tensor");
+    return kExitUsage;
+  }
   return result->first_suspect ? kExitDiverged : kExitPass;
 }
 
