@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "lockstep/compare/replay_result.h"
 #include "lockstep/core/status.h"
 #include "lockstep/format/pyvalue.h"
 #include "lockstep/numerics/replay_error.h"
@@ -83,6 +84,58 @@ void FlattenRecorded(const PyValue& v, std::vector<const PyValue*>* out);
 
 // True for a recorded tensor dict ({"type": "torch.Tensor", ...}).
 bool IsRecordedTensor(const PyValue& v);
+
+// How a replay run prepares the recorded arguments (replay_check.cc).
+enum class Mode {
+  kFloat64,   // floating tensors, dtypes and scalars in float64: the reference
+  kAbs,       // the same on |inputs|: the scale of sums of products
+  kRecorded,  // as recorded: LibTorch CPU's own result in the dtype
+  kEmulated,  // fp16 computed in fp32 (LibTorch 1.13 CPU lacks fp16 kernels)
+};
+
+// What one recorded tensor is checked with.
+struct Rule {
+  ReplayOpKind kind = ReplayOpKind::kNormalization;
+  double ulps = 0;
+  ReplayScale scale = ReplayScale::kTensorMax;
+  int64_t k = 1;
+  std::string kind_name;
+};
+
+at::Tensor PrepareTensor(const at::Tensor& t, Mode m);
+// The call's arguments prepared for mode `m` (fresh tensors).
+std::vector<c10::IValue> Prepare(const BoundCall& call, Mode m);
+// Runs the call; its results flattened (tuples and tensor lists).
+std::vector<c10::IValue> Call(const BoundCall& call,
+                              std::vector<c10::IValue> args);
+// The call's tensor inputs in the order their gradients are recorded:
+// lockstep's probe records one per tensor argument (null where none flows);
+// msprobe one per differentiable (floating) tensor argument. Wrapped numbers
+// are not inputs.
+std::vector<at::Tensor*> TensorInputs(std::vector<c10::IValue>* args,
+                                      bool floating_only);
+std::string Shape(at::IntArrayRef s);
+// The rule of a forward call of `op` (the table's, or the lenient
+// normalisation bound over the largest input for unlisted operators).
+Rule ForwardRule(const std::string& op, const std::vector<c10::IValue>& args,
+                 const std::vector<at::Tensor>& outs);
+// Measures `recorded` against the float64 `reference` (LibTorch CPU's `cpu`
+// and the |inputs| scale `abs` where given) and fills `c`'s numbers and
+// verdict.
+void Check(const at::Tensor& recorded, const at::Tensor& reference,
+           const at::Tensor* abs, const at::Tensor* cpu, const Rule& rule,
+           bool backward, ReplayCheck* c);
+// `run` in the recorded dtype, or through fp32 where LibTorch has no fp16
+// kernel; nullopt when neither runs.
+std::optional<std::vector<c10::IValue>> CpuRun(
+    const BoundCall& call,
+    const std::function<std::vector<c10::IValue>(Mode)>& run);
+// The checks of one forward call against its recorded outputs (flattened;
+// nullopt where not saved), appended to `out` with `base`'s entry fields.
+// Throws what LibTorch throws.
+void CheckForward(const BoundCall& call,
+                  const std::vector<std::optional<at::Tensor>>& recorded,
+                  const ReplayCheck& base, std::vector<ReplayCheck>* out);
 
 }  // namespace lockstep::replay
 
