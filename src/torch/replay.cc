@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstring>
 #include <map>
 #include <mutex>
 
@@ -35,6 +36,20 @@ using replay::PrepareTensor;
 using replay::Rule;
 using replay::Shape;
 using replay::TensorInputs;
+
+// Whether `op` ("aten::embedding", "aten::index.Tensor") reads rows by
+// index: its backward scatter-adds.
+bool IsGather(const std::string& op) {
+  for (const char* g : {"aten::embedding", "aten::index_select", "aten::gather",
+                        "aten::index.", "aten::take"}) {
+    if (op.starts_with(g) &&
+        (op.size() == std::strlen(g) || op[std::strlen(g)] == '.' ||
+         g[std::strlen(g) - 1] == '.')) {
+      return true;
+    }
+  }
+  return false;
+}
 
 // The work of one rank.
 class RankReplay {
@@ -313,7 +328,18 @@ class RankReplay {
       }
       Rule r = fwd;
       int64_t numel = std::max<int64_t>(rec.numel(), 1);
+      // The backward of a sum of k terms per output does as many
+      // multiply-adds: k per input element on average.
       int64_t k_bwd = std::max<int64_t>(1, grad_numel * fwd.k / numel);
+      // Gathers (embedding, index_select, ...) scatter-add their gradient:
+      // one row may receive every indexed position.
+      if (IsGather(call->name)) {
+        for (const c10::IValue& v : call->args) {
+          if (v.isTensor() && !v.toTensor().is_floating_point()) {
+            k_bwd = std::max<int64_t>(k_bwd, v.toTensor().numel());
+          }
+        }
+      }
       if (fwd.kind == ReplayOpKind::kNormalization) {
         r.scale = ReplayScale::kTensorMax;
       } else if (fwd.kind == ReplayOpKind::kAccumulation || k_bwd > 1) {

@@ -21,14 +21,28 @@ bool IsScalarTypeArg(const c10::Argument& a) {
          t->containedType(0)->kind() == c10::TypeKind::ScalarTypeType;
 }
 
-c10::IValue PrepareValue(const c10::IValue& v, const c10::Argument& a, Mode m) {
+// A Python float operand (x * 0.9, eps, alpha) as a kernel computing in fp32
+// sees it: rounded to fp32 (PyTorch's CPU and CUDA kernels cast scalars to
+// the op's compute type, fp32 for fp16/bf16/fp32 tensors).
+double ScalarAsComputed(double x, bool fp32_compute) {
+  return fp32_compute ? static_cast<double>(static_cast<float>(x)) : x;
+}
+
+c10::IValue PrepareValue(const c10::IValue& v, const c10::Argument& a, Mode m,
+                         bool fp32_compute) {
+  bool reference = m == Mode::kFloat64 || m == Mode::kAbs;
   if (v.isTensor()) {
     const at::Tensor& t = v.toTensor();
-    at::Tensor p = PrepareTensor(t, m);
     if (t.unsafeGetTensorImpl()->is_wrapped_number()) {
+      at::Tensor p = t.clone();
+      if (reference && p.is_floating_point()) {
+        double x = ScalarAsComputed(p.item<double>(), fp32_compute);
+        p.fill_(m == Mode::kAbs ? std::fabs(x) : x);
+      }
       p.unsafeGetTensorImpl()->set_wrapped_number(true);
+      return p;
     }
-    return p;
+    return PrepareTensor(t, m);
   }
   if (v.isTensorList()) {
     c10::List<at::Tensor> out;
@@ -54,7 +68,10 @@ c10::IValue PrepareValue(const c10::IValue& v, const c10::Argument& a, Mode m) {
       return static_cast<int64_t>(at::kFloat);
     }
   }
-  if (m == Mode::kAbs && v.isDouble()) return std::fabs(v.toDouble());
+  if (reference && v.isDouble()) {
+    double x = ScalarAsComputed(v.toDouble(), fp32_compute);
+    return m == Mode::kAbs ? std::fabs(x) : x;
+  }
   return v;
 }
 
@@ -121,10 +138,18 @@ at::Tensor PrepareTensor(const at::Tensor& t, Mode m) {
 
 std::vector<c10::IValue> Prepare(const BoundCall& call, Mode m) {
   const auto& params = call.op.schema().arguments();
+  // fp32 compute unless a float64 tensor takes part.
+  bool fp32_compute = true;
+  for (const c10::IValue& v : call.args) {
+    if (v.isTensor() && v.toTensor().scalar_type() == at::kDouble &&
+        !v.toTensor().unsafeGetTensorImpl()->is_wrapped_number()) {
+      fp32_compute = false;
+    }
+  }
   std::vector<c10::IValue> args;
   args.reserve(call.args.size());
   for (size_t i = 0; i < call.args.size(); ++i) {
-    args.push_back(PrepareValue(call.args[i], params[i], m));
+    args.push_back(PrepareValue(call.args[i], params[i], m, fp32_compute));
   }
   return args;
 }

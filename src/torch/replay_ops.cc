@@ -178,7 +178,7 @@ Map BuildRules() {
       rounded);
   // A few roundings in a row.
   OpRule few{ReplayOpKind::kElementwise,
-             2,
+             3,
              ReplayScale::kSelf,
              Terms::kOne,
              0,
