@@ -84,8 +84,10 @@ TEST(DocCommandsTest, EveryDocumentedCommandRuns) {
       for (const std::string& out : not_written) {
         needs_missing = needs_missing || cmd.find(out) != std::string::npos;
       }
-      // audit and env capture run lockstep-torch, built only with LibTorch.
+      // audit, replay and env capture run lockstep-torch, built only with
+      // LibTorch.
       bool needs_torch = cmd.find("lockstep audit") != std::string::npos ||
+                         cmd.find("lockstep replay") != std::string::npos ||
                          cmd.find("lockstep env capture") != std::string::npos;
       if (needs_torch &&
           !fs::exists(std::string(LOCKSTEP_BIN_DIR) + "/lockstep-torch"))
