@@ -242,6 +242,7 @@ struct CallArgs {
   std::vector<int64_t> listed;  // a Python list of ranks, element by element
   std::optional<int64_t> root, group_root;
   bool root_bad = false;
+  bool async = false;  // async_op=True: msprobe dumps it at wait()
 };
 
 void ReadGroupRow(const OpRow& r, std::string_view sub, CallArgs* a) {
@@ -278,6 +279,8 @@ CallArgs ReadArgs(const ApiSpec& spec, const std::vector<OpRow>& rows,
     ArgRef arg = ArgOf(spec, r.entry, r.name);
     if (arg.name == "group") {
       ReadGroupRow(r, arg.sub, &a);
+    } else if (arg.name == "async_op") {
+      a.async = r.stats[0].as_bool() || (r.stats[0].as_str() == "True");
     } else if (!root.empty() && (arg.name == root || arg.name == group_root) &&
                arg.sub.empty() && !r.is_null) {
       std::optional<int64_t> n = RankValue(r);
@@ -298,8 +301,10 @@ CollectiveCall Resolve(const ApiSpec& spec, std::string_view entry,
   c.entry = std::string(entry);
   c.api = spec.api;
   c.flow = spec.flow;
-  c.data_kw = spec.data;
-  for (size_t k = 0; k < spec.params.size(); ++k)
+  // An async call's inputs are dumped after its wait(), when they hold the
+  // result: no input is the data it sent.
+  c.data_kw = a.async ? "" : spec.data;
+  for (size_t k = 0; k < spec.params.size() && !c.data_kw.empty(); ++k)
     if (c.data_kw == spec.params[k]) c.data_arg = static_cast<int>(k);
   auto problem = [&](const std::string& what) {
     problems->push_back(c.entry + ": " + what);

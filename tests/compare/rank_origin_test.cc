@@ -77,6 +77,21 @@ TEST(RankOriginTest, FaultBeforeAllReduceNamesTheFaultedRank) {
   EXPECT_EQ(r.first_divergence.entry, "Functional.linear.1.forward");
 }
 
+// async_op=True: msprobe dumps the call after wait(), its input already
+// reduced, so every rank's all_reduce input differs; none of them is an
+// origin.
+TEST(RankOriginTest, AsyncAllReduceInputsAreNotOrigins) {
+  RankProgram p = DataParallel(8, 5, 1);
+  p.async_all_reduce = true;
+  CompareResult r = Compare(p);
+  const RankOrigin& o = r.origin;
+  ASSERT_TRUE(o.found);
+  EXPECT_EQ(o.rank, 5);
+  EXPECT_EQ(o.entry, "Functional.linear.1.forward");
+  EXPECT_EQ(ReachedThrough(o, "Distributed.all_reduce.0.forward"),
+            Range(0, 7, 5));
+}
+
 TEST(RankOriginTest, FaultBetweenCollectives) {
   CompareResult r = Compare(DataParallel(8, 3, 4));
   const RankOrigin& o = r.origin;

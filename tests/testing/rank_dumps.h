@@ -43,6 +43,9 @@ struct RankProgram {
   // Receive buffers hold different values on the two sides (memory from
   // torch.empty); false: zeros on both.
   bool garbage_buffers = false;
+  // all_reduce with async_op=True: msprobe dumps it after wait(), so its
+  // input holds the result too.
+  bool async_all_reduce = false;
 };
 
 namespace rank_dumps_internal {
@@ -156,7 +159,14 @@ class Side {
       for (int g = first; g < first + size; ++g) sum += v_[g];
       std::string group = Group(first, size);
       for (int r = first; r < first + size; ++r) {
-        if (ph.kind == Phase::kAllReduce) {
+        if (ph.kind == Phase::kAllReduce && p_.async_all_reduce) {
+          const std::string t = "{\"type\": \"bool\", \"value\": true}";
+          Add(r, "all_reduce",
+              "\"input_args\": [" + Tensor(sum) +
+                  "], \"input_kwargs\": {\"group\": " + group +
+                  ", \"async_op\": " + t + "}, \"output\": [" + Tensor(sum) +
+                  ", " + group + ", " + t + "]");
+        } else if (ph.kind == Phase::kAllReduce) {
           Add(r, "all_reduce",
               "\"input_args\": [" + Tensor(v_[r]) +
                   "], \"input_kwargs\": {\"group\": " + group +

@@ -18,7 +18,12 @@
 //  - src and dst are global ranks as {"type": "int"} leaves (group_src and
 //    group_dst index into the group's ranks);
 //  - `output` is the arguments again after the call (args, then kwargs
-//    values): the tensors the collective wrote into.
+//    values): the tensors the collective wrote into;
+//  - the inputs are taken before the call, except for a call made with
+//    async_op=True (and isend/irecv), which msprobe dumps whole when its
+//    work's wait() returns: then the inputs hold the result too, and such a
+//    call has no data input here (recv and irecv have none anyway; isend's
+//    tensor is unchanged by the call).
 // Thread safety: pure functions.
 #ifndef LOCKSTEP_COMPARE_COLLECTIVES_H_
 #define LOCKSTEP_COMPARE_COLLECTIVES_H_

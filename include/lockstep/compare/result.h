@@ -167,7 +167,8 @@ struct CollectiveCall {
   int64_t peer = -1;  // kSend: dst; kRecv: src; -1: unknown (recv from any)
   // The argument holding the data the call sends (positional index and
   // keyword, e.g. 1 and "input_tensor"); -1 and "" when none (recv,
-  // barrier). Its other tensor arguments are receive buffers.
+  // barrier, a call dumped after it finished: async_op=True). Its other
+  // tensor arguments are receive buffers.
   int data_arg = -1;
   std::string data_kw;
 };
