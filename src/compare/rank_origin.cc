@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <set>
@@ -110,12 +111,17 @@ class OriginFinder {
     for (size_t i = 0; i < comms_.size(); ++i)
       for (size_t j = 0; j < comms_[i].calls.size(); ++j)
         call_of[i].emplace(comms_[i].calls[j].entry, j);
+    Range* rr = nullptr;  // the current (step, rank)'s
+    std::optional<size_t> i;
     for (size_t r = 0; r < rows_.size(); ++r) {
       const CompareRow& row = rows_[r];
-      Range& rr = rank_rows_[{row.step, row.rank}];
-      rr.begin = std::min(rr.begin, r);
-      rr.end = std::max(rr.end, r + 1);
-      std::optional<size_t> i = CommIndex(row.step, row.rank);
+      if (r == 0 || row.step != rows_[r - 1].step ||
+          row.rank != rows_[r - 1].rank) {  // rows come a pair at a time
+        rr = &rank_rows_[{row.step, row.rank}];
+        i = CommIndex(row.step, row.rank);
+      }
+      rr->begin = std::min(rr->begin, r);
+      rr->end = std::max(rr->end, r + 1);
       if (!i || !IsCollectiveEntry(row.entry)) continue;
       auto it = call_of[*i].find(row.entry);
       if (it == call_of[*i].end()) continue;

@@ -192,7 +192,10 @@ std::string OriginLine(const RankOrigin& o) {
     from[k].push_back(h.from);
   }
   out += entries.empty() ? "; reached no other rank" : "; reached ";
-  for (size_t k = 0; k < entries.size(); ++k) {
+  constexpr size_t kMaxGroups = 4;  // the rest counted
+  size_t more = 0;
+  for (size_t k = kMaxGroups; k < entries.size(); ++k) more += to[k].size();
+  for (size_t k = 0; k < entries.size() && k < kMaxGroups; ++k) {
     std::string f = RankRanges(from[k]);
     out += std::string(k ? "; " : "") +
            (to[k].size() == 1 ? "rank " : "ranks ") + RankRanges(to[k]) +
@@ -200,6 +203,11 @@ std::string OriginLine(const RankOrigin& o) {
            (f.find_first_of(".,") == std::string::npos ? " from rank "
                                                        : " from ranks ") +
            f;
+  }
+  if (more > 0) {
+    size_t n = entries.size() - kMaxGroups;
+    out += "; " + std::to_string(more) + " more through " + std::to_string(n) +
+           (n == 1 ? " other collective" : " other collectives");
   }
   if (!o.others.empty()) {
     std::vector<int> others;

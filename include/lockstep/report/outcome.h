@@ -35,8 +35,8 @@ std::string VerdictLine(const CompareResult& result);
 //    reached ranks 0..4, 6, 7 through Distributed.all_reduce.0.forward
 //    from rank 5"
 // (one line; wrapped here): the hops grouped by the collective they came
-// through, in the order they happened; then how many other ranks diverged
-// on their own.
+// through, in the order they happened (the first 4 collectives; the rest
+// counted); then how many other ranks diverged on their own.
 std::string OriginLine(const RankOrigin& origin);
 
 }  // namespace lockstep
