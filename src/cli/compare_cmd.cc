@@ -425,6 +425,7 @@ int Run(int argc, char** argv) {
     } else {
       PrintGaps(*r);
       PrintFirstDivergence(*r);
+      if (r->origin.found) LogWarning(OriginLine(r->origin));
     }
     s = reports.Finish();
   }

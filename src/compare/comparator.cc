@@ -11,6 +11,7 @@
 #include "lockstep/compare/model_context.h"
 #include "lockstep/compare/msprobe_row.h"
 #include "lockstep/compare/op_rows.h"
+#include "lockstep/compare/rank_origin.h"
 #include "lockstep/compare/result_rules.h"
 #include "lockstep/compare/stats_diff.h"
 #include "lockstep/compare/tensor_rows.h"
@@ -435,7 +436,15 @@ void FinishResult(CompareResult* result) {
     result->largest_errors = LargestErrors(*result, kLargestErrors);
     return;
   }
-  result->first_divergence = FindFirstDivergence(result->rows, result->gaps);
+  // Several ranks: the first divergence is where the divergence across
+  // them started (rank_origin.h), not the lowest rank's own.
+  FirstDivergence at_origin;
+  result->origin =
+      FindRankOrigin(result->rows, result->gaps, result->collectives,
+                     &result->warnings, &at_origin);
+  result->first_divergence =
+      result->origin.analyzed ? std::move(at_origin)
+                              : FindFirstDivergence(result->rows, result->gaps);
   AttachDivergenceStack(result);
 }
 

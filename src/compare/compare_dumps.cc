@@ -4,6 +4,7 @@
 #include <atomic>
 #include <thread>
 
+#include "lockstep/compare/collectives.h"
 #include "lockstep/compare/model_context.h"
 #include "lockstep/core/progress.h"
 #include "lockstep/format/discovery.h"
@@ -69,6 +70,27 @@ std::optional<ModuleParents> ReadPairParents(
                         "; left out of the module tree");
   }
   return std::move(*m);
+}
+
+// Ranks whose unreadable collective calls are each said in a warning; the
+// rest are counted (a malformed group is usually the same on every rank).
+constexpr size_t kMaxCollectiveWarnings = 8;
+
+// The target's collective calls of the pair, for the origin across ranks;
+// what cannot be read is a warning (the first problem of a rank).
+void NoteCollectives(const RankPair& p, const std::vector<OpRow>& rows,
+                     CompareResult* result, size_t* ranks_with_problems) {
+  std::vector<std::string> problems;
+  result->collectives.push_back(
+      {p.target_step, p.target.rank,
+       ReadCollectives(rows, p.target.rank, &problems)});
+  if (problems.empty()) return;
+  if (++*ranks_with_problems > kMaxCollectiveWarnings) return;
+  std::string more =
+      problems.size() == 1
+          ? ""
+          : " (and " + std::to_string(problems.size() - 1) + " more calls)";
+  result->warnings.push_back(Where(p) + ": " + problems[0] + more);
 }
 
 }  // namespace
@@ -156,6 +178,7 @@ StatusOr<CompareResult> CompareDumpRows(const std::string& target,
                               " is in the target only");
   }
   ModuleTreeBuilder modules(&result);
+  size_t collective_problems = 0;
   bool mode_set = false, any = false;
   Status last_error;
   TimingMark("compare: start");
@@ -207,6 +230,7 @@ StatusOr<CompareResult> CompareDumpRows(const std::string& target,
                   static_cast<int>(p.target.rank)};
     pair.target_rows = &t->rows;
     pair.baseline_rows = &b->rows;
+    NoteCollectives(p, t->rows, &result, &collective_problems);
     size_t first_row = result.rows.size();
     LOCKSTEP_RETURN_IF_ERROR(CompareRankPair(pair, opt, &result));
     std::optional<ModuleParents> parents = ReadPairParents(p, &result.warnings);
@@ -215,6 +239,12 @@ StatusOr<CompareResult> CompareDumpRows(const std::string& target,
     TimingMark("compare: rows");
   }
   modules.Finish();
+  if (collective_problems > kMaxCollectiveWarnings) {
+    result.warnings.push_back(
+        "collectives: " +
+        std::to_string(collective_problems - kMaxCollectiveWarnings) +
+        " more ranks with calls that could not be read fully");
+  }
   if (!any) {
     return last_error.ok()
                ? Status::NotFound(target, "no rank pairs to compare")

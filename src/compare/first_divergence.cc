@@ -148,8 +148,12 @@ class RankWalker {
  public:
   RankWalker(const std::vector<CompareRow>& rows,
              const std::vector<size_t>& order,
-             const AlignmentGap* first_missing)
-      : rows_(rows), order_(order), first_missing_(first_missing) {
+             const AlignmentGap* first_missing,
+             const std::vector<bool>* ignored_inputs)
+      : rows_(rows),
+        order_(order),
+        first_missing_(first_missing),
+        ignored_inputs_(ignored_inputs) {
     outputs_.reserve(order.size());
   }
 
@@ -185,6 +189,9 @@ class RankWalker {
 
  private:
   const CompareRow& Row(size_t pos) const { return rows_[order_[pos]]; }
+  bool Ignored(size_t pos) const {
+    return ignored_inputs_ != nullptr && (*ignored_inputs_)[order_[pos]];
+  }
 
   FirstDivergence At(size_t pos, DivergenceReason reason,
                      std::string detail) const {
@@ -244,7 +251,7 @@ class RankWalker {
     bool any_input = false;
     for (size_t p = s.begin; p < s.end; ++p) {
       const CompareRow& r = Row(p);
-      if (!r.is_input || !Known(r.error)) continue;
+      if (!r.is_input || !Known(r.error) || Ignored(p)) continue;
       any_input = true;
       if (auto f = JudgeInput(p)) return f;
       in_err = std::max(in_err, r.error);
@@ -352,7 +359,8 @@ class RankWalker {
 
   const std::vector<CompareRow>& rows_;
   const std::vector<size_t>& order_;
-  const AlignmentGap* first_missing_;  // the rank's earliest; may be null
+  const AlignmentGap* first_missing_;        // the rank's earliest; may be null
+  const std::vector<bool>* ignored_inputs_;  // may be null
   double seen_err_ = 0;
   bool first_step_ = true;
   std::unordered_multimap<uint64_t, size_t> outputs_;
@@ -368,11 +376,12 @@ std::string JoinMessages(const CompareRow& r) {
 
 }  // namespace
 
-FirstDivergence FindFirstDivergence(const std::vector<CompareRow>& rows,
-                                    const std::vector<AlignmentGap>& gaps) {
+std::vector<FirstDivergence> FindRankDivergences(
+    const std::vector<CompareRow>& rows, const std::vector<AlignmentGap>& gaps,
+    const std::vector<bool>* ignored_inputs) {
   std::map<int, std::vector<size_t>> by_rank;
   for (size_t i = 0; i < rows.size(); ++i) by_rank[rows[i].rank].push_back(i);
-  FirstDivergence best;
+  std::vector<FirstDivergence> out;
   for (auto& [rank, order] : by_rank) {
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
       return rows[a].step < rows[b].step;
@@ -387,12 +396,23 @@ FirstDivergence FindFirstDivergence(const std::vector<CompareRow>& rows,
       }
     }
     std::optional<FirstDivergence> f =
-        RankWalker(rows, order, first_missing).Walk();
-    if (f && (!best.found || f->step < best.step)) best = *f;
+        RankWalker(rows, order, first_missing, ignored_inputs).Walk();
+    if (f) out.push_back(std::move(*f));
+  }
+  return out;
+}
+
+FirstDivergence FindFirstDivergence(const std::vector<CompareRow>& rows,
+                                    const std::vector<AlignmentGap>& gaps,
+                                    const std::vector<bool>* ignored_inputs) {
+  FirstDivergence best;
+  for (FirstDivergence& f : FindRankDivergences(rows, gaps, ignored_inputs)) {
+    if (!best.found || f.step < best.step) best = std::move(f);
   }
   if (best.found) return best;
   for (size_t i = 0; i < rows.size(); ++i) {
     if (rows[i].verdict == Verdict::kPass) continue;
+    if (ignored_inputs != nullptr && (*ignored_inputs)[i]) continue;
     const CompareRow& r = rows[i];
     std::string detail = JoinMessages(r);
     detail += std::string(detail.empty() ? "" : "; ") +

@@ -108,6 +108,11 @@ bool IsLibraryFrame(std::string_view path);
 std::string DivergenceModuleHtml(const CompareResult& r);
 std::string DivergenceStackHtml(const FirstDivergence& fd);
 
+// The "Across ranks" card (#ranks: the origin line #origin-line, the hops,
+// and the heat grid #rank-heat of each (step, rank)'s worst row); "" when
+// the origin across ranks was not analyzed (one rank).
+std::string RanksCardHtml(const CompareResult& r);
+
 // The style sheet (inside <style>).
 extern const std::string_view kReportCss;
 

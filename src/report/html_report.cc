@@ -322,6 +322,7 @@ std::string RenderPage(const CompareResult& result, const HtmlExtras& extras,
   }
   AppendSummary(result, &out);
   out += "</div>\n";
+  out += internal::RanksCardHtml(result);
   AppendGaps(result, &out);
   AppendWarnings(result, &out);
   AppendModulesCard(result, &out);

@@ -232,6 +232,18 @@ tr.detail td { white-space: normal; background: var(--card); padding: 10px 14px;
 #curves svg text { fill: var(--ink); }
 #curves svg .grid { stroke: var(--line); }
 #curves svg .frame { stroke: var(--muted); }
+.heat { display: grid; grid-template-columns: max-content 1fr; gap: 6px 10px;
+  align-items: start; margin-top: 8px; }
+.hstep { color: var(--muted); font-size: 12px; }
+.heat .cells { display: flex; flex-wrap: wrap; gap: 2px; }
+.hc { width: 11px; height: 11px; border-radius: 2px; display: block; opacity: var(--a); }
+.hc.v-pass { background: var(--pass); opacity: .25; }
+.hc.v-warning { background: var(--warning); }
+.hc.v-error { background: var(--error); }
+.hc.v-unmatched { background: var(--unmatched); }
+.hc.origin { outline: 2px solid var(--ink); outline-offset: 1px; opacity: 1; }
+.hc.reached { outline: 1px dotted var(--ink); }
+.hops ol { margin: 6px 0 0; padding-left: 22px; font-size: 12.5px; }
 )CSS";
 
 }  // namespace lockstep::internal

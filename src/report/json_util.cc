@@ -114,6 +114,61 @@ void WriteFirstDivergence(const CompareResult& r, JsonWriter* w) {
   w->EndObject();
 }
 
+void WriteHop(const OriginHop& h, bool with_from, JsonWriter* w) {
+  w->StartObject();
+  w->Key("rank");
+  w->Int(h.rank);
+  w->Key("step");
+  w->Int(h.step);
+  w->Key("entry");
+  JsonString(w, h.entry);
+  if (with_from) {
+    w->Key("from");
+    w->Int(h.from);
+  }
+  w->EndObject();
+}
+
+// "origin": null | {"rank", "step", "entry", "reason", "detail",
+// "row_index", "line", "path": [{"rank", "step", "entry", "from"}],
+// "others": [{"rank", "step", "entry"}]}.
+void WriteOrigin(const CompareResult& r, JsonWriter* w) {
+  const RankOrigin& o = r.origin;
+  w->Key("origin");
+  if (!o.found) {
+    w->Null();
+    return;
+  }
+  w->StartObject();
+  w->Key("rank");
+  w->Int(o.rank);
+  w->Key("step");
+  w->Int(o.step);
+  w->Key("entry");
+  JsonString(w, o.entry);
+  w->Key("reason");
+  w->String(DivergenceReasonName(o.reason));
+  w->Key("detail");
+  JsonString(w, o.detail);
+  w->Key("row_index");
+  if (o.row_index < r.rows.size()) {
+    w->Uint64(o.row_index);
+  } else {
+    w->Null();
+  }
+  w->Key("line");
+  JsonString(w, OriginLine(o));
+  w->Key("path");
+  w->StartArray();
+  for (const OriginHop& h : o.path) WriteHop(h, true, w);
+  w->EndArray();
+  w->Key("others");
+  w->StartArray();
+  for (const OriginHop& h : o.others) WriteHop(h, false, w);
+  w->EndArray();
+  w->EndObject();
+}
+
 void WriteCounts(const CompareSummary& s, JsonWriter* w) {
   const std::pair<const char*, int64_t> counts[] = {{"rows", s.rows},
                                                     {"pass", s.pass},
@@ -196,6 +251,7 @@ void WriteSummaryObject(const CompareResult& r, JsonWriter* w) {
                                                       : "dumps");
   w->Key("first_divergence");
   WriteFirstDivergence(r, w);
+  if (r.origin.analyzed) WriteOrigin(r, w);
   if (r.subject == CompareSubject::kCheckpoints) WriteLargestErrors(r, w);
   w->Key("gaps");
   WriteGaps(r, w);

@@ -1,6 +1,9 @@
 #include "lockstep/report/outcome.h"
 
 #include <string>
+#include <vector>
+
+#include "lockstep/compare/rank_origin.h"
 
 namespace lockstep {
 namespace {
@@ -167,6 +170,55 @@ std::string VerdictLine(const CompareResult& result) {
   }
   return "FAIL: first divergence at " + Where(result.first_divergence) + "; " +
          CountsPhrase(s);
+}
+
+std::string OriginLine(const RankOrigin& o) {
+  if (!o.found) return "";
+  std::string out = "origin: rank " + std::to_string(o.rank);
+  if (o.step >= 0) out += ", step " + std::to_string(o.step);
+  out += ", " + o.entry + " (" + DivergenceReasonName(o.reason) + ")";
+  // The hops grouped by their collective, in order of first use.
+  std::vector<std::string> entries;
+  std::vector<std::vector<int>> to, from;
+  for (const OriginHop& h : o.path) {
+    size_t k = 0;
+    while (k < entries.size() && entries[k] != h.entry) ++k;
+    if (k == entries.size()) {
+      entries.push_back(h.entry);
+      to.emplace_back();
+      from.emplace_back();
+    }
+    to[k].push_back(h.rank);
+    from[k].push_back(h.from);
+  }
+  out += entries.empty() ? "; reached no other rank" : "; reached ";
+  constexpr size_t kMaxGroups = 4;  // the rest counted
+  size_t more = 0;
+  for (size_t k = kMaxGroups; k < entries.size(); ++k) more += to[k].size();
+  for (size_t k = 0; k < entries.size() && k < kMaxGroups; ++k) {
+    std::string f = RankRanges(from[k]);
+    out += std::string(k ? "; " : "") +
+           (to[k].size() == 1 ? "rank " : "ranks ") + RankRanges(to[k]) +
+           " through " + entries[k] +
+           (f.find_first_of(".,") == std::string::npos ? " from rank "
+                                                       : " from ranks ") +
+           f;
+  }
+  if (more > 0) {
+    size_t n = entries.size() - kMaxGroups;
+    out += "; " + std::to_string(more) + " more through " + std::to_string(n) +
+           (n == 1 ? " other collective" : " other collectives");
+  }
+  if (!o.others.empty()) {
+    std::vector<int> others;
+    for (const OriginHop& h : o.others) others.push_back(h.rank);
+    out += "; " + std::to_string(others.size()) +
+           (others.size() == 1 ? " other rank" : " other ranks") +
+           (others.size() == 1 ? " diverged on its own ("
+                               : " diverged on their own (") +
+           RankRanges(others) + ")";
+  }
+  return out;
 }
 
 }  // namespace lockstep

@@ -57,5 +57,44 @@ TEST(OutcomeTest, ErrorsOrADivergenceFail) {
   EXPECT_STREQ(OutcomeName(Outcome::kFail), "fail");
 }
 
+TEST(OriginLineTest, GroupsHopsByCollective) {
+  RankOrigin o;
+  EXPECT_EQ(OriginLine(o), "");
+  o.found = true;
+  o.rank = 2;
+  o.step = 0;
+  o.entry = "Functional.linear.1.forward";
+  o.reason = DivergenceReason::kPrecision;
+  EXPECT_EQ(OriginLine(o),
+            "origin: rank 2, step 0, Functional.linear.1.forward "
+            "(precision); reached no other rank");
+  for (int r = 3; r < 6; ++r)
+    o.path.push_back({r, 0, "Distributed.recv.0.forward", r - 1});
+  o.path.push_back({0, 0, "Distributed.all_reduce.0.forward", 2});
+  o.others.push_back({7, 0, "Functional.linear.0.forward", 7});
+  EXPECT_EQ(
+      OriginLine(o),
+      "origin: rank 2, step 0, Functional.linear.1.forward "
+      "(precision); reached ranks 3..5 through Distributed.recv.0.forward "
+      "from ranks 2..4; rank 0 through Distributed.all_reduce.0.forward "
+      "from rank 2; 1 other rank diverged on its own (7)");
+}
+
+// A path through many collectives names the first 4 and counts the rest.
+TEST(OriginLineTest, ManyCollectivesAreCounted) {
+  RankOrigin o;
+  o.found = true;
+  o.entry = "Functional.linear.0.forward";
+  o.step = 0;
+  for (int r = 1; r <= 6; ++r) {
+    o.path.push_back(
+        {r, 0, "Distributed.send.0.forward." + std::to_string(r), 0});
+  }
+  std::string line = OriginLine(o);
+  EXPECT_NE(line.find("; 2 more through 2 other collectives"),
+            std::string::npos)
+      << line;
+}
+
 }  // namespace
 }  // namespace lockstep

@@ -41,9 +41,20 @@ inline constexpr double kAmplification = 4;
 inline constexpr double kInputJump = 4;
 
 // `rows` in target order per (step, rank) as CompareRankPair appends them;
-// `gaps` as the alignment found them.
-FirstDivergence FindFirstDivergence(const std::vector<CompareRow>& rows,
-                                    const std::vector<AlignmentGap>& gaps);
+// `gaps` as the alignment found them. Rows i with (*ignored_inputs)[i] are
+// neither read as inputs nor named as the earliest failing row (a
+// collective's receive buffers, whose contents before the call say
+// nothing); null: none.
+FirstDivergence FindFirstDivergence(
+    const std::vector<CompareRow>& rows, const std::vector<AlignmentGap>& gaps,
+    const std::vector<bool>* ignored_inputs = nullptr);
+
+// Each rank's own first divergence (the walk above, over all its steps), in
+// rank order; ranks where no entry qualifies are left out (no drift rows).
+// `ignored_inputs` as above.
+std::vector<FirstDivergence> FindRankDivergences(
+    const std::vector<CompareRow>& rows, const std::vector<AlignmentGap>& gaps,
+    const std::vector<bool>* ignored_inputs);
 
 }  // namespace lockstep
 

@@ -142,6 +142,71 @@ struct AlignmentGap {
   size_t target_position = 0;
 };
 
+// How a collective moves data among the ranks it links.
+enum class CollectiveFlow : uint8_t {
+  kAll,       // every member's data reaches every member (all_reduce,
+              // all_gather, reduce_scatter, all_to_all)
+  kFromRoot,  // the root's data reaches the others (broadcast, scatter)
+  kToRoot,    // every member's data reaches the root (reduce, gather)
+  kSend,      // point to point, from this rank to `peer` (send, isend)
+  kRecv,      // point to point, from `peer` to this rank (recv, irecv)
+  kNone       // no data (barrier)
+};
+
+// One call of a collective on one rank: a `Distributed.<api>.<n>.forward`
+// entry of its dump (collectives.h reads them).
+struct CollectiveCall {
+  std::string entry;  // "Distributed.all_reduce.0.forward"
+  std::string api;    // "all_reduce"
+  CollectiveFlow flow = CollectiveFlow::kAll;
+  // The group as a key that is equal on every member: "world" (the default
+  // group, `group` null or absent), "[0, 1, 2, 3]" (its global ranks), a
+  // MindSpore group name, or "unknown" (a group that could not be read).
+  std::string group = "world";
+  int64_t root = -1;  // kFromRoot: src; kToRoot: dst (global ranks); -1: none
+  int64_t peer = -1;  // kSend: dst; kRecv: src; -1: unknown (recv from any)
+  // The argument holding the data the call sends (positional index and
+  // keyword, e.g. 1 and "input_tensor"); -1 and "" when none (recv,
+  // barrier, a call dumped after it finished: async_op=True). Its other
+  // tensor arguments are receive buffers.
+  int data_arg = -1;
+  std::string data_kw;
+};
+
+// The collective calls of one (step, rank) of the target, in call order.
+struct RankCollectives {
+  int64_t step = -1;
+  int64_t rank = 0;
+  std::vector<CollectiveCall> calls;
+};
+
+// A rank that a divergence reached through a collective: its call of the
+// collective returned data that differs, sent by `from` (already diverged).
+struct OriginHop {
+  int rank = 0;
+  int step = -1;
+  std::string entry;  // the collective on `rank`
+  int from = 0;
+};
+
+// Where a divergence across ranks started (rank_origin.h): the rank that
+// diverged on its own first, and the ranks it reached through collectives.
+struct RankOrigin {
+  bool analyzed = false;  // the compare had several ranks of a step
+  bool found = false;
+  int rank = 0;
+  int step = -1;
+  std::string entry;
+  DivergenceReason reason = DivergenceReason::kNone;
+  std::string detail;
+  size_t row_index = 0;         // index into CompareResult::rows
+  std::vector<OriginHop> path;  // in the order the ranks were reached
+  // Other ranks that diverged on their own (not reached from the origin),
+  // earliest first: independent changes (every rank runs the same changed
+  // code), or changes the collectives do not explain.
+  std::vector<OriginHop> others;  // `from` is the rank itself
+};
+
 struct CompareSummary {
   int64_t rows = 0;
   int64_t pass = 0;
@@ -191,6 +256,10 @@ struct CompareResult {
   // rows' `module` indices point into; empty when the dumps name no module.
   std::vector<ModuleNode> modules;
   std::vector<RankStackFile> stack_files;
+  // Dumps of several ranks: each compared rank's collective calls, and the
+  // origin of the divergence across them (FinishResult).
+  std::vector<RankCollectives> collectives;
+  RankOrigin origin;
 };
 
 }  // namespace lockstep

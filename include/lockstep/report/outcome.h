@@ -30,6 +30,15 @@ const char* OutcomeName(Outcome outcome);
 // (one line; wrapped here). Counts come from result.summary.
 std::string VerdictLine(const CompareResult& result);
 
+// The origin across ranks in one line, "" when none was found, e.g.
+//   "origin: rank 5, step 0, Functional.linear.3.forward (precision);
+//    reached ranks 0..4, 6, 7 through Distributed.all_reduce.0.forward
+//    from rank 5"
+// (one line; wrapped here): the hops grouped by the collective they came
+// through, in the order they happened (the first 4 collectives; the rest
+// counted); then how many other ranks diverged on their own.
+std::string OriginLine(const RankOrigin& origin);
+
 }  // namespace lockstep
 
 #endif  // LOCKSTEP_REPORT_OUTCOME_H_

@@ -15,6 +15,13 @@
 //        "detail": str, "row": str (the row's name),
 //        "row_index": n (0-based index into the rows) | null when out of range,
 //        "cosine": x | null, "max_abs_err": x | null, "max_rel_err": x | null},
+//    "origin": null | {                         // dumps of several ranks
+//        "rank": n, "step": n, "entry": str,    // only (rank_origin.h)
+//        "reason": str, "detail": str, "row_index": n | null,
+//        "line": str,                          // OriginLine()
+//        "path": [{"rank": n, "step": n, "entry": str (the collective on
+//                  rank), "from": n}],         // in the order reached
+//        "others": [{"rank": n, "step": n, "entry": str}]},
 //    "gaps": [{"entry": str, "kind": "inserted" | "missing" (in/from the
 //              target), "rank": n, "position": n}],
 //    "warnings": [str]}
