@@ -160,6 +160,18 @@ def _tensors(value, out):
     return out
 
 
+def _process_rank():
+    """torch.distributed's rank when a process group is initialised (as
+    msprobe takes it), else -1: $RANK, or 0."""
+    try:
+        import torch.distributed as dist
+        if dist.is_available() and dist.is_initialized():
+            return dist.get_rank()
+    except (ImportError, RuntimeError):
+        pass
+    return -1
+
+
 class Probe:
     """A dump of a training loop: started on `with` (or start()), a step
     ended by step(), stopped on leaving `with` (or stop()).
@@ -279,7 +291,8 @@ class Probe:
             # Frames of this file are the probe's (co_filename is __file__
             # as imported, unnormalized).
             problem = self._ops.start(json.dumps(self._config),
-                                      os.path.dirname(__file__) + os.sep)
+                                      os.path.dirname(__file__) + os.sep,
+                                      _process_rank())
         except RuntimeError as e:
             text = str(e).split("\n")[0]
             if "lockstep:" in text:  # lockstep's message, not C++'s trace

@@ -102,7 +102,34 @@ bool IsUninitialized(std::string_view op) {
 
 }  // namespace
 
+// torch.distributed's operators as the dispatcher runs them (c10d::,
+// PyTorch 1.13+) and the torch.distributed function msprobe names them by.
+static std::string_view CollectiveApi(std::string_view c10d_op) {
+  static const std::unordered_map<std::string_view, std::string_view> kOps = {
+      {"allreduce_", "all_reduce"},
+      {"broadcast_", "broadcast"},
+      {"allgather_", "all_gather"},
+      {"_allgather_base_", "all_gather_into_tensor"},
+      {"reduce_scatter_", "reduce_scatter"},
+      {"_reduce_scatter_base_", "reduce_scatter_tensor"},
+      {"reduce_", "reduce"},
+      {"gather_", "gather"},
+      {"scatter_", "scatter"},
+      {"alltoall_", "all_to_all"},
+      {"barrier", "barrier"},
+      {"send", "send"},
+      {"recv_", "recv"}};
+  auto it = kOps.find(c10d_op);
+  return it == kOps.end() ? std::string_view() : it->second;
+}
+
 std::string MsprobeApiName(std::string_view aten_name) {
+  constexpr std::string_view kC10d = "c10d::";
+  if (aten_name.starts_with(kC10d)) {
+    std::string_view op = aten_name.substr(kC10d.size());
+    std::string_view api = CollectiveApi(op.substr(0, op.find('.')));
+    return api.empty() ? "" : "Distributed." + std::string(api);
+  }
   constexpr std::string_view kNs = "aten::";
   if (aten_name.substr(0, kNs.size()) != kNs) return "";
   std::string_view op = aten_name.substr(kNs.size());

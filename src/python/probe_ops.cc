@@ -135,7 +135,9 @@ std::vector<std::string> PythonFrames() {
 
 #endif  // LOCKSTEP_HAVE_PYTHON_H
 
-std::string Start(std::string config, std::string skip) {
+// `rank`: this process's rank (torch.distributed's, from Python), or -1 for
+// $RANK or 0.
+std::string Start(std::string config, std::string skip, int64_t rank) {
   std::lock_guard<std::mutex> lock(g_mu);
   TORCH_CHECK(!g_started,
               "lockstep: a probe is already started; call stop() first");
@@ -145,6 +147,7 @@ std::string Start(std::string config, std::string skip) {
   Check(c.status());
   g_skip_prefix = std::move(skip);
   lockstep::ProbeOptions options;
+  options.rank = rank;
 #ifdef LOCKSTEP_HAVE_PYTHON_H
   options.stack_frames = PythonFrames;
 #endif
@@ -237,7 +240,7 @@ void ClearParams() {
 }  // namespace
 
 TORCH_LIBRARY(lockstep, m) {
-  m.def("start(str config, str skip='') -> str", &Start);
+  m.def("start(str config, str skip='', int rank=-1) -> str", &Start);
   m.def("step() -> str", &Step);
   m.def("stop() -> str", &Stop);
   m.def("entries() -> int", &Entries);

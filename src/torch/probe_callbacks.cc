@@ -98,6 +98,13 @@ std::unique_ptr<OpContext> ProbeImpl::OpStartLocked(
         ctx->held.push_back(
             in_place && v.isTensor() ? c10::IValue(v.toTensor().clone()) : v);
       }
+    } else if (api.starts_with("Distributed.")) {
+      ctx->collective = true;
+      ctx->forward = true;
+      CollectiveInputs(fn, ctx.get());
+      ctx->take_stack = StackWanted(ctx->fwd);
+      result = std::move(ctx);
+      return;
     } else if (ctx->forward) {
       if (config_.task == ProbeTask::kTensor) {
         if (c10::optional<c10::OperatorName> op = fn.operator_name()) {
@@ -123,6 +130,7 @@ std::unique_ptr<OpContext> ProbeImpl::OpStartLocked(
 }
 
 void ProbeImpl::OpEnd(const at::RecordFunction& fn, OpContext* ctx) {
+  if (ctx->collective) WaitForCollective(fn);
   std::lock_guard<std::mutex> lock(mu_);
   if (writer_ == nullptr || terminated_) return;
   at::DisableRecordFunctionGuard no_recursion;
@@ -147,6 +155,11 @@ void ProbeImpl::OpEnd(const at::RecordFunction& fn, OpContext* ctx) {
           config_.overflow_nums != -1) {
         terminated_ = true;
       }
+      return;
+    }
+    if (ctx->collective) {
+      CollectiveOutputs(fn, ctx);
+      AddEntry(fwd, ctx->entry.EndDict().Take());
       return;
     }
     if (ctx->forward) {

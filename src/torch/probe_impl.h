@@ -47,7 +47,14 @@ struct OpContext : at::ObserverContext {
   std::vector<c10::IValue> held;  // overflow task: inputs, kept until end
   bool backward = false;          // the call's backward is captured
   CallInputs inputs;              // when backward
+  // A torch.distributed collective (c10d:: operator): its entry is written
+  // in msprobe's form (probe_collectives.cc); the end callback waits for
+  // its work before recording what it wrote.
+  bool collective = false;
 };
+
+// Waits for the c10d work a collective call returned (probe_collectives.cc).
+void WaitForCollective(const at::RecordFunction& fn);
 
 class ProbeImpl {
  public:
@@ -62,6 +69,10 @@ class ProbeImpl {
   std::unique_ptr<OpContext> OpStart(const at::RecordFunction& fn);
   std::unique_ptr<OpContext> OpStartLocked(const at::RecordFunction& fn);
   void OpEnd(const at::RecordFunction& fn, OpContext* ctx);
+  // probe_collectives.cc: a collective's input_args and input_kwargs (at
+  // the start), and its output after its work is done.
+  void CollectiveInputs(const at::RecordFunction& fn, OpContext* ctx);
+  void CollectiveOutputs(const at::RecordFunction& fn, OpContext* ctx);
   // A backward hook of call `id` of `step` (probe_backward.cc): gradients
   // of the call's outputs (output_side) or of its tensor inputs, by index.
   void OnCallGrads(int64_t step, int64_t id, bool output_side,

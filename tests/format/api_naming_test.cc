@@ -50,6 +50,13 @@ INSTANTIATE_TEST_SUITE_P(
         NameCase{"aten::sum.dim_IntList", "Torch.sum"},
         NameCase{"aten::_softmax.out", "Functional.softmax"},
         NameCase{"aten::_foo.bar", "Aten._foo"},
+        // torch.distributed's collectives (c10d:: operators).
+        NameCase{"c10d::allreduce_", "Distributed.all_reduce"},
+        NameCase{"c10d::allgather_", "Distributed.all_gather"},
+        NameCase{"c10d::send", "Distributed.send"},
+        NameCase{"c10d::recv_", "Distributed.recv"},
+        NameCase{"c10d::barrier", "Distributed.barrier"},
+        NameCase{"c10d::unknown_", ""},
         // Not aten: not dumped.
         NameCase{"", ""}, NameCase{"aten::", ""}, NameCase{"aten::.out", ""},
         NameCase{"prim::ListConstruct", ""},

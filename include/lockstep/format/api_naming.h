@@ -13,7 +13,11 @@
 //                    matmul, cos, sum, cat, ...),
 //   Aten.<op>        otherwise (internal `_` operators, unknown ones): the
 //                    fallback, e.g. Aten._log_softmax_backward_data.
-// Names outside the `aten::` namespace return "" (not dumped): profiler
+// torch.distributed's collectives, which the dispatcher runs as `c10d::`
+// operators (PyTorch 1.13+: c10d::allreduce_, c10d::send, ...), are
+// Distributed.<function> as msprobe names them (Distributed.all_reduce,
+// Distributed.all_gather, Distributed.recv, ...).
+// Other names outside the `aten::` namespace return "" (not dumped): profiler
 // scopes, autograd engine records, custom operators; so do the operators
 // whose outputs are uninitialized memory (empty, empty_like, empty_strided,
 // new_empty, new_empty_strided, resize_), whose statistics mean nothing.
