@@ -62,7 +62,14 @@ ReplayError MeasureReplayError(const double* rec, const double* ref,
       } else if (mode == ReplayScale::kTensorMax) {
         s = std::max(s, tensor_max);
       }
-      e = rec[i] == r ? 0 : std::fabs(rec[i] - r) / Ulp(s, t);
+      // Below the smallest normal number, in units of it: a kernel that
+      // flushes subnormal results to zero is not a suspect.
+      double min_normal = std::ldexp(1.0, FormatOf(t).min_exponent);
+      if (s < min_normal && std::fabs(rec[i]) < min_normal) {
+        e = std::fabs(rec[i] - r) / min_normal;
+      } else {
+        e = rec[i] == r ? 0 : std::fabs(rec[i] - r) / Ulp(s, t);
+      }
     }
     if (e == kNoBound) ++err.nonfinite_mismatch;
     if (ref[i] != 0 && std::isfinite(ref[i]) && std::isfinite(rec[i])) {

@@ -1,6 +1,7 @@
 // replay_error.h against exhaustive fp16/bf16 patterns and MPFR references.
 // Tolerances: a correctly rounded result measures exactly 0 ulp and a result
-// one step off exactly 1 (exhaustive over 16-bit patterns); against an MPFR
+// one step off exactly 1 (exhaustive over 16-bit patterns; subnormal steps
+// in units of the smallest normal); against an MPFR
 // reference rounded once to double, the measure may differ from the true
 // one only where the double rounding meets a tie (at most 1 ulp, and in at
 // most 1 of 10^4 random fp32 samples); an fp32 sum of k products stays within
@@ -39,8 +40,11 @@ void ExhaustiveSteps(DType t, double (*decode)(uint16_t)) {
     if (!std::isfinite(x) || x >= FormatOf(t).max_finite) continue;
     ASSERT_EQ(Measure1(x, x, t), 0) << x;
     double up = StepUlps(x, 1, t);
-    ASSERT_EQ(Measure1(up, x, t), 1) << x;
-    ASSERT_EQ(Measure1(-up, -x, t), 1) << x;
+    // Subnormal results are measured in units of the smallest normal.
+    double min_normal = std::ldexp(1.0, FormatOf(t).min_exponent);
+    double want = up < min_normal ? (up - x) / min_normal : 1;
+    ASSERT_EQ(Measure1(up, x, t), want) << x;
+    ASSERT_EQ(Measure1(-up, -x, t), want) << x;
     ++checked;
   }
   EXPECT_GT(checked, 30000u);
@@ -151,6 +155,14 @@ TEST(ReplayErrorTest, Fp32DotWithinAccumulationBound) {
   mpfr_clear(acc);
   mpfr_clear(term);
   EXPECT_GT(bf16_outside, trials * 2 / 3 * 9 / 10);
+}
+
+TEST(ReplayErrorTest, SubnormalsFlushedToZeroAreWithinOneUnit) {
+  // sigmoid(-91) = 2.7e-40, a float32 subnormal; a kernel returning 0.
+  EXPECT_LE(Measure1(0.0, 2.71076984e-40, DType::kFloat32), 1);
+  EXPECT_GT(Measure1(0.0, 2.71076984e-40, DType::kFloat32), 0);
+  // A normal result is still measured in its own ulps.
+  EXPECT_EQ(Measure1(0.0, 0x1p-120, DType::kFloat32), 0x1p23);
 }
 
 TEST(ReplayErrorTest, TensorMaxScale) {

@@ -16,6 +16,9 @@
 //                elements are normalised against each other (softmax, norms,
 //                losses), where a small element's relative error says
 //                little.
+// Where both rec and the scale are below the smallest normal number of t,
+// e is |rec - R(ref)| over that number (at most 1): a kernel that flushes
+// subnormal results to zero (GPUs' fast paths) is not a suspect.
 // NaN and infinities: rec and R(ref) both NaN, or equal infinities -> 0;
 // otherwise a non-finite on one side only -> +inf (counted in
 // `nonfinite_mismatch`). Where the reference overflows t, R(ref) is inf and
