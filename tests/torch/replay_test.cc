@@ -240,6 +240,62 @@ TEST_F(ReplayTest, HalfMatmulWithoutACpuKernel) {
                                  << acc16->bound_rule << " " << acc16->reason;
 }
 
+// dump.json entries that lie: every one is listed with why, none crashes,
+// none is replayed as something it is not.
+TEST_F(ReplayTest, HostileEntriesAreListedNotRun) {
+  std::string rank = RankDir();
+  ASSERT_TRUE(CreateDirs(rank + "/dump_tensor_data").ok());
+  at::Tensor a = at::randn({4, 3});
+  StatusOr<Tensor> h = ToHostTensor(a);
+  ASSERT_TRUE(h.ok());
+  ASSERT_TRUE(WriteTensorFile(rank + "/dump_tensor_data/a.pt", *h).ok());
+  std::string t =
+      "{\"type\": \"torch.Tensor\", \"dtype\": \"torch.float32\", "
+      "\"shape\": [4, 3], \"data_name\": \"a.pt\"}";
+  std::string escape =
+      "{\"type\": \"torch.Tensor\", \"dtype\": \"torch.float32\", "
+      "\"shape\": [4, 3], \"data_name\": \"../../../../etc/passwd\"}";
+  auto entry = [&](const std::string& name, const std::string& aten,
+                   const std::string& args, const std::string& out) {
+    return "\"" + name + "\": {\"input_args\": [" + args +
+           "], \"input_kwargs\": {}, \"output\": [" + out + "]" +
+           (aten.empty() ? "" : ", \"aten\": " + aten) + "}";
+  };
+  std::string json =
+      "{\"task\": \"tensor\", \"level\": \"L1\", \"data\": {" +
+      entry("Torch.nope.0.forward", "\"aten::no_such_op\"", t, t) + ", " +
+      entry("Torch.cos.0.forward", "42", t, t) + ", " +
+      entry("Torch.cos.1.forward", "\"aten::cos\"",
+            "{\"type\": \"int\", \"value\": 3}", t) +
+      ", " + entry("Torch.cos.2.forward", "\"aten::cos\"", escape, t) + ", " +
+      entry("Torch.ones.0.forward", "\"aten::ones\"",
+            "[{\"type\": \"int\", \"value\": 1099511627776}], null, "
+            "null, null, null",
+            "") +
+      ", " + entry("Torch.sum.0.forward", "\"aten::sum\"", t, t) + ", " +
+      entry("Torch.mm.0.forward", "\"aten::mm\"", t + ", " + t, t) + "}}";
+  ASSERT_TRUE(WriteFileAtomic(rank + "/dump.json", json).ok());
+  ReplayResult r = Replay(Dump());
+  EXPECT_EQ(r.entries, 7u);
+  for (const ReplayCheck& c : r.checks) {
+    SCOPED_TRACE(c.entry + ": " + c.reason);
+    if (c.entry == "Torch.cos.0.forward") {
+      // "aten" that is not a string: the API name says aten::cos, and the
+      // recorded output (the input itself) is not cos of the input.
+      EXPECT_EQ(c.verdict, ReplayVerdict::kSuspect);
+    } else if (c.entry == "Torch.sum.0.forward") {
+      // sum of a [4, 3] tensor is a scalar: the recorded [4, 3] is not it.
+      EXPECT_EQ(c.verdict, ReplayVerdict::kNotReplayable);
+      EXPECT_NE(c.reason.find("shape"), std::string::npos);
+    } else {
+      EXPECT_EQ(c.verdict, ReplayVerdict::kNotReplayable);
+      EXPECT_FALSE(c.reason.empty());
+    }
+  }
+  ASSERT_TRUE(r.first_suspect);
+  EXPECT_EQ(r.checks[*r.first_suspect].entry, "Torch.cos.0.forward");
+}
+
 TEST_F(ReplayTest, JobsGiveTheSameChecks) {
   DumpTiny(Config(ProbeTask::kTensor));
   ReplayResult one = Replay(Dump(), 1);
