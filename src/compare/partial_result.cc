@@ -1,5 +1,6 @@
 #include "lockstep/compare/partial_result.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "lockstep/compare/msprobe_row.h"
@@ -222,10 +223,15 @@ void PutPair(const PairOutcome& p, Writer* w) {
   if (p.parents) {
     w->U64(p.parents->modules.size());
     for (const std::string& m : p.parents->modules) w->Str(m);
-    w->U64(p.parents->parent.size());
-    for (const auto& [child, parent] : p.parents->parent) {
-      w->Str(child);
-      w->Str(parent);
+    // In key order: the same partial gives the same bytes.
+    std::vector<const std::pair<const std::string, std::string>*> links;
+    for (const auto& link : p.parents->parent) links.push_back(&link);
+    std::sort(links.begin(), links.end(),
+              [](auto* a, auto* b) { return a->first < b->first; });
+    w->U64(links.size());
+    for (const auto* link : links) {
+      w->Str(link->first);
+      w->Str(link->second);
     }
   }
   w->U8(p.stack_file.has_value());
