@@ -78,11 +78,12 @@ StatusOr<CompareResult> AssembleShares(const ComparePlan& plan,
                                        std::vector<PartialResult> shares);
 
 // CompareDumpRows shared among `group`'s processes. Process 0 gets
-// CompareDumpRows(target, baseline, options)'s result or error; the others
-// get the same error, or an empty result (no columns, no rows) that they
-// do not report. Errors met by any process before the pairs are compared
-// (a path missing on one node) are every process's, the first process's
-// first. Processes that see different pairs fail with InvalidArgument.
+// CompareDumpRows(target, baseline, options)'s result or error. The others
+// get an empty result (no columns, no rows), not to be reported, or the
+// error when it came before the pairs were compared: those errors (a path
+// missing on one node) are every process's, the first process's first.
+// Processes that see different pairs fail with InvalidArgument. A corrupt
+// partial result is Corruption (process 0).
 StatusOr<CompareResult> CompareDumpRowsShared(const std::string& target,
                                               const std::string& baseline,
                                               const CompareOptions& options,
