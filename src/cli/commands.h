@@ -2,7 +2,12 @@
 #ifndef LOCKSTEP_CLI_COMMANDS_H_
 #define LOCKSTEP_CLI_COMMANDS_H_
 
+#include <string>
 #include <vector>
+
+namespace lockstep {
+class ShareGroup;  // lockstep/compare/compare_share.h
+}  // namespace lockstep
 
 namespace lockstep::cli {
 
@@ -30,6 +35,22 @@ bool HaveTorchHelper();
 int RunAudit(int argc, char** argv);
 int RunEnvCapture(int argc, char** argv);
 int RunReplay(int argc, char** argv);
+
+// `lockstep compare` among the processes of `group` (null: alone), for
+// lockstep-mpi (src/cli/mpi/); every process returns the same exit code.
+int RunCompareShared(int argc, char** argv, ShareGroup* group);
+
+// Whether this process was started by mpirun or srun as one of several
+// (OMPI_COMM_WORLD_SIZE, PMI_SIZE or SLURM_STEP_NUM_TASKS above 1; with
+// LOCKSTEP_MPI=0 never, =1 always). `lockstep compare` then runs
+// lockstep-mpi in its place (RunMpiHelper), which links MPI so that
+// `lockstep` itself does not.
+bool StartedByMpi();
+int RunMpiHelper(int argc, char** argv);
+
+// The directory of the running executable ("" when unknown): helpers are
+// found beside it.
+std::string ExecutableDir();
 
 // Exit codes (STYLE.md §8).
 inline constexpr int kExitPass = 0;

@@ -1,6 +1,8 @@
 // lockstep compare TARGET BASELINE -o DIR: a thin shell over
-// lockstep::CompareDumpRows, FinishResult and the report writers.
+// lockstep::CompareDumpRows (CompareDumpRowsShared among MPI processes),
+// FinishResult and the report writers.
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -13,6 +15,8 @@
 #include "cli/common_options.h"
 #include "lockstep/compare/checkpoint_compare.h"
 #include "lockstep/compare/compare_dumps.h"
+#include "lockstep/compare/compare_share.h"
+#include "lockstep/compare/partial_result.h"
 #include "lockstep/compare/run_env.h"
 #include "lockstep/core/file.h"
 #include "lockstep/core/log.h"
@@ -297,7 +301,88 @@ Status CheckCheckpointOptions(const Args& a) {
   return Status::Ok();
 }
 
-int Run(int argc, char** argv) {
+// What the checks before the heavy work leave for it.
+struct Prepared {
+  bool checkpoints = false;
+  CompareOptions options;
+  std::string curves_svg;
+  std::unique_ptr<DirLock> lock;  // the output directory, while ours
+};
+
+// Every check before the heavy work; `writer`: this process writes the
+// reports (it makes and locks the output directory).
+Status Prepare(Args* a, bool writer, Prepared* p) {
+  LOCKSTEP_RETURN_IF_ERROR(ResolveInputs(a));
+  // Missing inputs are said before the output directory is made (it may
+  // be the default ./output, which a typo must not leave behind).
+  for (const std::string* path : {&a->target, &a->baseline}) {
+    std::error_code ec;
+    if (!std::filesystem::exists(*path, ec)) {
+      return Status::NotFound(*path,
+                              "no such file or directory (TARGET and "
+                              "BASELINE are dumps: dump.json, a rank, "
+                              "step or root directory; or checkpoints)");
+    }
+  }
+  p->checkpoints = AreCheckpoints(*a);
+  if (p->checkpoints) LOCKSTEP_RETURN_IF_ERROR(CheckCheckpointOptions(*a));
+  LOCKSTEP_ASSIGN_OR_RETURN(p->options, MakeOptions(*a));
+  if (!writer) return Status::Ok();  // only it draws the curves, writes
+  LOCKSTEP_ASSIGN_OR_RETURN(p->curves_svg, CurvesSvg(*a));
+  // The output directory is ours for the whole run (before the heavy work).
+  LOCKSTEP_RETURN_IF_ERROR(CreateDirs(a->out_dir));
+  LOCKSTEP_ASSIGN_OR_RETURN(p->lock, DirLock::Acquire(a->out_dir));
+  return Status::Ok();
+}
+
+// Every process's `mine` agreed: Ok, or the first process's error.
+Status Agree(const Status& mine, ShareGroup* group) {
+  for (const std::string& s : group->AllGather(EncodeStatus(mine))) {
+    Status st = DecodeStatus(s);
+    if (!st.ok()) return st;
+  }
+  return Status::Ok();
+}
+
+// Compares, prints and writes the reports; the exit code. In a group, only
+// process 0 has the result (the others compare their share and return 0).
+int Compare(const Args& a, Prepared& p, ShareGroup* group) {
+  StatusOr<CompareResult> r = CompareResult();
+  if (group != nullptr && !p.checkpoints) {
+    r = CompareDumpRowsShared(a.target, a.baseline, p.options, group);
+  } else if (group != nullptr && group->index() != 0) {
+    // Checkpoints are not shared: process 0 compares them alone.
+  } else {
+    r = p.checkpoints ? CompareCheckpointRows(a.target, a.baseline, p.options)
+                      : CompareDumpRows(a.target, a.baseline, p.options);
+  }
+  if (!r.ok()) return ReportError(r.status());
+  if (group != nullptr && group->index() != 0) return kExitPass;
+  Status s;
+  {
+    Reports reports(*r, a, p.curves_svg);  // the CSV and table file start now
+    FinishResult(&*r);
+    TimingMark("compare: first divergence");
+    if (!p.checkpoints) {
+      for (auto& w : RunEnvWarnings(a.target, a.baseline))
+        r->warnings.push_back(w);
+    }
+    for (const auto& w : r->warnings) LogWarning(w);
+    if (p.checkpoints) {
+      PrintLargestErrors(*r);
+    } else {
+      PrintGaps(*r);
+      PrintFirstDivergence(*r);
+      if (r->origin.found) LogWarning(OriginLine(r->origin));
+    }
+    s = reports.Finish();
+  }
+  if (!s.ok()) return ReportError(s);
+  std::printf("%s\n", EscapeControl(VerdictLine(*r)).c_str());
+  return OverallOutcome(*r) == Outcome::kPass ? kExitPass : kExitDiverged;
+}
+
+int Run(int argc, char** argv, ShareGroup* group) {
   Args a;
   CLI::App app{
       "Compare two runs' operator dumps (msprobe layout) and find the first "
@@ -379,64 +464,23 @@ int Run(int argc, char** argv) {
   }
   if (int rc = ParseOrExit(app, argc, argp.data()); rc >= 0) return rc;
   ApplyLoggingOptions(a.logging);
-  if (Status in = ResolveInputs(&a); !in.ok()) return ReportError(in);
-  // Missing inputs are said before the output directory is made (it may
-  // be the default ./output, which a typo must not leave behind).
-  for (const std::string* p : {&a.target, &a.baseline}) {
-    std::error_code ec;
-    if (!std::filesystem::exists(*p, ec)) {
-      return ReportError(
-          Status::NotFound(*p,
-                           "no such file or directory (TARGET and "
-                           "BASELINE are dumps: dump.json, a rank, "
-                           "step or root directory; or checkpoints)"));
-    }
-  }
-  const bool checkpoints = AreCheckpoints(a);
-  if (checkpoints) {
-    Status s = CheckCheckpointOptions(a);
-    if (!s.ok()) return ReportError(s);
-  }
-  StatusOr<CompareOptions> opts = MakeOptions(a);
-  if (!opts.ok()) return ReportError(opts.status());
-  StatusOr<std::string> curves = CurvesSvg(a);  // before the heavy work
-  if (!curves.ok()) return ReportError(curves.status());
-  // The output directory is ours for the whole run (before the heavy work).
-  Status made = CreateDirs(a.out_dir);
-  if (!made.ok()) return ReportError(made);
-  StatusOr<std::unique_ptr<DirLock>> lock = DirLock::Acquire(a.out_dir);
-  if (!lock.ok()) return ReportError(lock.status());
-  StatusOr<CompareResult> r =
-      checkpoints ? CompareCheckpointRows(a.target, a.baseline, *opts)
-                  : CompareDumpRows(a.target, a.baseline, *opts);
-  if (!r.ok()) return ReportError(r.status());
-  Status s;
-  {
-    Reports reports(*r, a, *curves);  // the CSV and table file start now
-    FinishResult(&*r);
-    TimingMark("compare: first divergence");
-    if (!checkpoints) {
-      for (auto& w : RunEnvWarnings(a.target, a.baseline))
-        r->warnings.push_back(w);
-    }
-    for (const auto& w : r->warnings) LogWarning(w);
-    if (checkpoints) {
-      PrintLargestErrors(*r);
-    } else {
-      PrintGaps(*r);
-      PrintFirstDivergence(*r);
-      if (r->origin.found) LogWarning(OriginLine(r->origin));
-    }
-    s = reports.Finish();
-  }
-  if (!s.ok()) return ReportError(s);
-  std::printf("%s\n", EscapeControl(VerdictLine(*r)).c_str());
-  return OverallOutcome(*r) == Outcome::kPass ? kExitPass : kExitDiverged;
+  Prepared p;
+  Status ready = Prepare(&a, group == nullptr || group->index() == 0, &p);
+  if (group != nullptr) ready = Agree(ready, group);
+  if (!ready.ok()) return ReportError(ready);
+  int code = Compare(a, p, group);
+  if (group == nullptr) return code;
+  // Process 0 wrote the reports; every process exits with its code.
+  std::vector<std::string> codes = group->AllGather(
+      group->index() == 0 ? std::to_string(code) : std::string());
+  return std::atoi(codes[0].c_str());
 }
 
 }  // namespace
 }  // namespace compare_cmd
 
-int RunCompare(int argc, char** argv) { return compare_cmd::Run(argc, argv); }
+int RunCompareShared(int argc, char** argv, ShareGroup* group) {
+  return compare_cmd::Run(argc, argv, group);
+}
 
 }  // namespace lockstep::cli

@@ -16,7 +16,8 @@ namespace {
 
 constexpr char kHelperName[] = "lockstep-torch";
 
-// The directory of the running executable ("" when unknown).
+}  // namespace
+
 std::string ExecutableDir() {
   char buf[PATH_MAX];
   ssize_t n = ::readlink("/proc/self/exe", buf, sizeof(buf) - 1);
@@ -25,8 +26,6 @@ std::string ExecutableDir() {
   size_t slash = path.rfind('/');
   return slash == std::string::npos ? "" : path.substr(0, slash);
 }
-
-}  // namespace
 
 bool HaveTorchHelper() {
 #ifdef LOCKSTEP_TORCH_HELPER

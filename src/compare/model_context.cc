@@ -24,7 +24,8 @@ int32_t ModuleTreeBuilder::NodeOfParent(std::string_view name) {
   return NodeOf(std::string(name), "");
 }
 
-void ModuleTreeBuilder::AddRows(const ModuleParents* parents, size_t first) {
+void ModuleTreeBuilder::AddRows(const ModuleParents* parents, size_t first,
+                                size_t end) {
   if (parents) {
     for (const std::string& name : parents->modules) {
       int32_t node = NodeOfParent(name);
@@ -38,7 +39,7 @@ void ModuleTreeBuilder::AddRows(const ModuleParents* parents, size_t first) {
   std::vector<CompareRow>& rows = result_->rows;
   std::string_view last;
   int32_t last_module = -1;
-  for (size_t i = first; i < rows.size(); ++i) {
+  for (size_t i = first; i < end; ++i) {
     if (i == first || rows[i].entry != last) {
       last = rows[i].entry;
       last_module = -1;

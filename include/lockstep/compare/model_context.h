@@ -33,7 +33,12 @@ class ModuleTreeBuilder {
 
   // Attributes rows [first, result->rows.size()) (one rank pair) to modules,
   // with that pair's construct.json (`parents`, nullptr when there is none).
-  void AddRows(const ModuleParents* parents, size_t first);
+  void AddRows(const ModuleParents* parents, size_t first) {
+    AddRows(parents, first, result_->rows.size());
+  }
+  // Rows [first, end) (a pair's rows placed before the builder sees them).
+  // REQUIRES: first <= end <= result->rows.size().
+  void AddRows(const ModuleParents* parents, size_t first, size_t end);
 
   // Links every module to its parent. Call once, after the last AddRows.
   void Finish();
