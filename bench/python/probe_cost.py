@@ -48,7 +48,8 @@ def main():
     ap.add_argument("--dump-root", default="/dev/shm")
     ap.add_argument("--lib", default=None)
     ap.add_argument("--cases", default="none,statistics,md5",
-                    help="comma-separated: none, statistics, md5, tensor")
+                    help="comma-separated: none, statistics, md5, tensor, "
+                    "shadow, shadow@R (sample_rate R)")
     a = ap.parse_args()
 
     torch.set_num_threads(1)
@@ -87,6 +88,12 @@ def main():
                 d = tempfile.mkdtemp(prefix="lockstep_cost_", dir=a.dump_root)
                 cfg = {"task": c, "level": "L1",
                        "dump_path": os.path.join(d, "dump")}
+                if c.startswith("shadow"):
+                    # shadow@0.1: every tenth call replayed in float64.
+                    rate = float(c.partition("@")[2] or 1)
+                    cfg = {"task": "shadow", "level": "L1",
+                           "shadow": {"sample_rate": rate},
+                           "dump_path": os.path.join(d, "dump")}
                 if c == "md5":
                     # summary_mode belongs in the task's section (at the
                     # top level it was ignored: statistics ran instead).

@@ -12,7 +12,9 @@
 // filter skips every step (callbacks disabled: "switched off"); 2 L1
 // statistics; 3 L1 md5; 4 L1 tensor; 5 callbacks only (nothing dumped); 6 L1
 // statistics with ProbeOptions::write_behind on; 7 L1 tensor packed
-// (tensor_format pack: one dump_tensor_data.pack per step). Files on
+// (tensor_format pack: one dump_tensor_data.pack per step); 8 L1 shadow
+// (every forward call replayed in float64 as it runs); 9 L1 shadow with
+// sample_rate 0.1. Files on
 // $LOCKSTEP_BENCH_DIR, default /tmp. Each iteration is one step including
 // the probe's per-step dump.json write.
 //
@@ -70,7 +72,9 @@ enum Mode {
   kTensor,
   kCallbacks,
   kStatisticsBehind,
-  kTensorPacked
+  kTensorPacked,
+  kShadow,
+  kShadowTenth
 };
 
 void BM_LenetStep(benchmark::State& state) {
@@ -92,6 +96,10 @@ void BM_LenetStep(benchmark::State& state) {
              : tensors    ? lockstep::ProbeTask::kTensor
                           : lockstep::ProbeTask::kStatistics;
     if (mode == kTensorPacked) c.tensor_format = lockstep::TensorFormat::kPack;
+    if (mode == kShadow || mode == kShadowTenth) {
+      c.task = lockstep::ProbeTask::kShadow;
+      c.sample_rate = mode == kShadowTenth ? 0.1 : 1;
+    }
     if (mode == kOff) c.steps = {-1};  // no step is dumped
     if (mode == kCallbacks) c.list = {"no entry has this name"};
     lockstep::ProbeOptions o;
@@ -231,7 +239,7 @@ BENCHMARK(BM_SameFilesPlainWrite)
 BENCHMARK(BM_LenetStep)
     ->ArgNames({"mode", "threads"})
     ->ArgsProduct({{kNone, kOff, kStatistics, kMd5, kTensor, kCallbacks,
-                    kStatisticsBehind, kTensorPacked},
+                    kStatisticsBehind, kTensorPacked, kShadow, kShadowTenth},
                    {1, 2}})
     ->Unit(benchmark::kMillisecond)
     ->MinTime(0.5)

@@ -207,8 +207,10 @@ int main(int argc, char** argv) {
                  "msprobe-style config.json for the probe (overrides "
                  "--task/--level; --dump overrides its dump_path)")
       ->check(CLI::ExistingFile);
-  app.add_option("--task", a.task, "statistics, tensor, md5 or overflow_check")
-      ->check(CLI::IsMember({"statistics", "tensor", "md5", "overflow_check"}));
+  app.add_option("--task", a.task,
+                 "statistics, tensor, md5, overflow_check or shadow")
+      ->check(CLI::IsMember(
+          {"statistics", "tensor", "md5", "overflow_check", "shadow"}));
   app.add_option("--tensor-format", a.tensor_format,
                  "how tensor mode stores tensors: pt or npy (one file each, "
                  "msprobe's layout; msprobe's PyTorch compare reads pt) or "

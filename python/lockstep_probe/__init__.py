@@ -18,7 +18,7 @@ dump.json, stack.json (the Python lines of each call) and construct.json
 The configuration is msprobe's config.json: a dict, a path to such a file,
 or keyword arguments (`task`, `dump_path`, `level`, `step`, `rank`, `scope`,
 `list`, `data_mode`, `summary_mode`, `extra_info`, `tensor_format`,
-`overflow_nums`), which override the file's keys. A misspelled key is an
+`overflow_nums`, `sample_rate`), which override the file's keys. A misspelled key is an
 error that names the key meant.
 
 A dump that cannot be written (unwritable path, full disk) never stops the
@@ -55,8 +55,8 @@ _CANDIDATES = (
 _TOP_KEYS = {"task", "dump_path", "level", "step", "rank", "extra_info",
              "tensor_format"}
 _SECTION_KEYS = {"scope", "list", "data_mode", "summary_mode",
-                 "overflow_nums"}
-_TASKS = {"statistics", "tensor", "md5", "overflow_check"}
+                 "overflow_nums", "sample_rate"}
+_TASKS = {"statistics", "tensor", "md5", "overflow_check", "shadow"}
 _IGNORED_TOP = {"enable_dataloader", "async_dump", "seed", "is_deterministic",
                 "precision", "framework", "acl_config", "online_run_ut",
                 "nfs_path", "host", "port"}
@@ -185,13 +185,18 @@ class Probe:
     lib: the path of liblockstep_py.so (default: see load()).
     Keyword arguments override config keys: task, dump_path, level, step,
         rank, scope, list, data_mode, summary_mode, extra_info,
-        tensor_format, overflow_nums.
+        tensor_format, overflow_nums, sample_rate.
 
     Tensor mode (task="tensor") writes one .pt file per tensor (torch.save's
     format, which msprobe's PyTorch compare loads); tensor_format="npy"
     writes .npy files instead, "pack" one dump_tensor_data.pack per step and
     rank (docs/packed_format.md), which every lockstep command reads and
     `lockstep export` turns into msprobe's layout.
+
+    Shadow mode (task="shadow") replays each sampled forward call in
+    float64 as it runs and writes its error against its bound into the
+    entry (sample_rate: the share of calls checked, in (0, 1]); `lockstep
+    replay` reads the dump back (docs/probe.md#shadow).
 
     One probe records at a time in a process: start() of a second one while
     the first is started raises RuntimeError.

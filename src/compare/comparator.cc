@@ -117,7 +117,7 @@ StatusOr<CompareMode> DetectModeFrom(const DumpFile& t, const DumpFile& b,
                                        "two statistics dumps, or pass --mode");
   }
   if (t.task == "tensor") return CompareMode::kTensor;
-  if (t.task != "statistics") {
+  if (t.task != "statistics" && t.task != "shadow") {  // shadow: + checks
     return Status::NotSupported(t.path,
                                 "task '" + t.task + "' has no data to compare");
   }

@@ -95,6 +95,27 @@ Status ApplyDataMode(const std::vector<std::string>& modes, ProbeConfig* c) {
   return Status::Ok();
 }
 
+// The shadow task's share of calls replayed: a number in (0, 1].
+Status ParseSampleRate(const PyValue& v, ProbeConfig* c) {
+  if (c->task != ProbeTask::kShadow) {
+    return Status::InvalidArgument(
+        v.PyRepr(),
+        "only task shadow samples calls. Note: remove it, or set "
+        "\"task\": \"shadow\" with a \"shadow\" section");
+  }
+  if (!v.is_number()) {
+    return Status::InvalidArgument(v.PyRepr(),
+                                   "expected a number in (0, 1], e.g. 0.1");
+  }
+  double r = v.as_double();
+  if (!(r > 0 && r <= 1)) {
+    return Status::InvalidArgument(
+        v.PyRepr(), "must be in (0, 1]: the share of calls replayed");
+  }
+  c->sample_rate = r;
+  return Status::Ok();
+}
+
 Status ApplyTaskSection(const PyValue& section, std::string_view subject,
                         ProbeConfig* c) {
   for (const auto& [key, v] : section.fields()) {
@@ -118,6 +139,8 @@ Status ApplyTaskSection(const PyValue& section, std::string_view subject,
         st = Status::InvalidArgument(v.PyRepr(),
                                      "lockstep reads statistics or md5");
       }
+    } else if (key == "sample_rate") {
+      st = ParseSampleRate(v, c);
     } else if (key == "overflow_nums") {
       if (v.kind() != PyValue::Kind::kInt || v.as_int() < -1) {
         st = Status::InvalidArgument(v.PyRepr(), "expected an int >= -1");
@@ -153,14 +176,14 @@ Status ApplyTopLevel(const std::string& key, const PyValue& v, ProbeConfig* c) {
     LOCKSTEP_RETURN_IF_ERROR(need_str());
     LOCKSTEP_ASSIGN_OR_RETURN(c->tensor_format, ParseTensorFormat(v.as_str()));
   } else if (key == "scope" || key == "list" || key == "data_mode" ||
-             key == "summary_mode" || key == "overflow_nums") {
+             key == "summary_mode" || key == "overflow_nums" ||
+             key == "sample_rate") {
     // msprobe reads these from the task's section only; at the top level
     // they would be ignored without a word.
+    std::string task = key == "sample_rate" ? "shadow" : "statistics";
     return Status::InvalidArgument(
-        v.PyRepr(),
-        "belongs in the task's section, e.g. {\"task\": "
-        "\"statistics\", \"statistics\": {\"" +
-            key + "\": ...}}");
+        v.PyRepr(), "belongs in the task's section, e.g. {\"task\": \"" + task +
+                        "\", \"" + task + "\": {\"" + key + "\": ...}}");
   } else if (key == "extra_info") {
     if (v.kind() != PyValue::Kind::kBool) {
       return Status::InvalidArgument(v.PyRepr(), "expected true or false");
@@ -182,6 +205,8 @@ std::string_view ProbeTaskName(ProbeTask t) {
       return "statistics";  // msprobe: summary_mode md5
     case ProbeTask::kOverflow:
       return "overflow_check";
+    case ProbeTask::kShadow:
+      return "shadow";
   }
   return "statistics";
 }
@@ -203,8 +228,10 @@ StatusOr<ProbeTask> ParseProbeTask(std::string_view t) {
   if (t == "tensor") return ProbeTask::kTensor;
   if (t == "md5") return ProbeTask::kMd5;
   if (t == "overflow" || t == "overflow_check") return ProbeTask::kOverflow;
+  if (t == "shadow") return ProbeTask::kShadow;
   return Status::InvalidArgument(
-      std::string(t), "unknown task (statistics, tensor, md5, overflow_check)");
+      std::string(t),
+      "unknown task (statistics, tensor, md5, overflow_check, shadow)");
 }
 
 std::string_view TensorFormatName(TensorFormat f) {
@@ -292,6 +319,10 @@ Status ValidateProbeConfig(const ProbeConfig& c) {
     return Status::InvalidArgument(
         "scope", "must hold exactly 2 entry names (first and last)");
   }
+  if (!(c.sample_rate > 0 && c.sample_rate <= 1)) {
+    return Status::InvalidArgument(
+        "sample_rate", "must be in (0, 1]: the share of calls replayed");
+  }
   if (c.overflow_nums < -1 || c.overflow_nums == 0) {
     return Status::InvalidArgument("overflow_nums",
                                    "must be >= 1, or -1 for no limit");
@@ -321,8 +352,34 @@ bool ProbeFilter::ListMatches(const std::string& name) const {
   return false;
 }
 
+bool ProbeFilter::AtenListMatches(std::string_view aten) const {
+  if (aten.empty()) return false;
+  std::string_view op = aten.substr(0, aten.find('.'));  // any overload
+  for (const std::string& item : config_.list) {
+    if (item == aten || item == op) return true;
+  }
+  return false;
+}
+
+bool ProbeFilter::Sampled(std::string_view call, int64_t step) const {
+  if (config_.sample_rate >= 1) return true;
+  // FNV-1a of the name, the step mixed in, then SplitMix64's finalizer:
+  // the same on every platform and run.
+  uint64_t h = 0xcbf29ce484222325ULL;
+  for (char ch : call) {
+    h = (h ^ static_cast<unsigned char>(ch)) * 0x100000001b3ULL;
+  }
+  h ^= static_cast<uint64_t>(step) * 0x9e3779b97f4a7c15ULL;
+  h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  h = (h ^ (h >> 27)) * 0x94d049bb133111ebULL;
+  h ^= h >> 31;
+  double u = static_cast<double>(h >> 11) * 0x1p-53;  // [0, 1)
+  return u < config_.sample_rate;
+}
+
 bool ProbeFilter::ForwardWanted(const std::string& name,
-                                const std::vector<std::string>& enclosing) {
+                                const std::vector<std::string>& enclosing,
+                                std::string_view aten) {
   if (!config_.forward && !config_.backward) return false;
   if (config_.scope.size() == 2) {
     if (scope_done_) return false;
@@ -333,7 +390,9 @@ bool ProbeFilter::ForwardWanted(const std::string& name,
       scope_done_ = true;
     }
   }
-  if (config_.list.empty() || ListMatches(name)) return true;
+  if (config_.list.empty() || ListMatches(name) || AtenListMatches(aten)) {
+    return true;
+  }
   for (const std::string& m : enclosing) {
     if (ListMatches(m)) return true;
   }

@@ -45,6 +45,18 @@ void OnEnd(const at::RecordFunction& fn, at::ObserverContext* ctx) {
   }
 }
 
+// "aten::add.Tensor": the operator and overload of a call ("" for none).
+std::string AtenName(const at::RecordFunction& fn) {
+  c10::optional<c10::OperatorName> op = fn.operator_name();
+  if (!op) return "";
+  std::string name = op->name;
+  if (!op->overload_name.empty()) {
+    name += '.';
+    name += op->overload_name;
+  }
+  return name;
+}
+
 }  // namespace
 
 std::atomic<ProbeImpl*> g_active_probe{nullptr};
@@ -84,20 +96,18 @@ std::unique_ptr<OpContext> ProbeImpl::OpStartLocked(
     if (api.empty()) return;
     std::string base = api + "." + std::to_string(api_calls_.Next(api));
     std::string fwd = base + ".forward";
-    if (!filter_.ForwardWanted(fwd, module_stack_)) return;
+    bool shadow = config_.task == ProbeTask::kShadow;
+    std::string aten;
+    if (config_.task == ProbeTask::kTensor || shadow) aten = AtenName(fn);
+    if (!filter_.ForwardWanted(fwd, module_stack_, aten)) return;
     at::DisableRecordFunctionGuard no_recursion;
     auto ctx = std::make_unique<OpContext>();
     ctx->base = std::move(base);
     ctx->fwd = std::move(fwd);
     ctx->forward = config_.forward;
     if (config_.task == ProbeTask::kOverflow) {
-      // Kept (copied if the operator writes into them) until the end
-      // callback shows whether the outputs overflow.
-      bool in_place = api.back() == '_';
-      for (const c10::IValue& v : fn.inputs()) {
-        ctx->held.push_back(
-            in_place && v.isTensor() ? c10::IValue(v.toTensor().clone()) : v);
-      }
+      // Kept until the end callback shows whether the outputs overflow.
+      ctx->held = HoldInputs(fn, nullptr);
     } else if (api.starts_with("Distributed.")) {
       ctx->collective = true;
       ctx->forward = true;
@@ -106,14 +116,12 @@ std::unique_ptr<OpContext> ProbeImpl::OpStartLocked(
       result = std::move(ctx);
       return;
     } else if (ctx->forward) {
-      if (config_.task == ProbeTask::kTensor) {
-        if (c10::optional<c10::OperatorName> op = fn.operator_name()) {
-          ctx->aten = op->name;
-          if (!op->overload_name.empty()) {
-            ctx->aten += '.';
-            ctx->aten += op->overload_name;
-          }
-        }
+      ctx->aten = std::move(aten);
+      if (shadow && filter_.Sampled(ctx->base, step_)) {
+        // Replayed at the end on the inputs as they are now.
+        ctx->shadow = true;
+        ctx->op = ShadowOperator(fn);
+        ctx->held = HoldInputs(fn, ctx->op ? &*ctx->op : nullptr);
       }
       ctx->entry.BeginDict().Key("input_args");
       ListIf(config_.input, fn.inputs(), ctx->fwd + ".input", &ctx->entry);
@@ -131,6 +139,14 @@ std::unique_ptr<OpContext> ProbeImpl::OpStartLocked(
 
 void ProbeImpl::OpEnd(const at::RecordFunction& fn, OpContext* ctx) {
   if (ctx->collective) WaitForCollective(fn);
+  // The shadow replay outside mu_: other threads' calls need not wait for
+  // it (it touches no probe state; ShadowCheck never throws).
+  std::vector<ReplayCheck> shadow;
+  if (ctx->shadow) {
+    shadow =
+        ShadowCheck(ctx->op ? &*ctx->op : nullptr, ctx->held, fn.outputs());
+    ctx->held.clear();
+  }
   std::lock_guard<std::mutex> lock(mu_);
   if (writer_ == nullptr || terminated_) return;
   at::DisableRecordFunctionGuard no_recursion;
@@ -167,6 +183,7 @@ void ProbeImpl::OpEnd(const at::RecordFunction& fn, OpContext* ctx) {
       e.Key("input_kwargs").BeginDict().EndDict().Key("output");
       ListIf(config_.output, outs, fwd + ".output", &e);
       if (!ctx->aten.empty()) e.Key("aten").Str(ctx->aten);
+      if (ctx->shadow) WriteShadowList(shadow, &e.Key("shadow"));
       AddEntry(fwd, e.EndDict().Take());
     }
     if (ctx->backward) {

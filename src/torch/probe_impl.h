@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -24,6 +25,7 @@
 #include "lockstep/format/probe_config.h"
 #include "lockstep/torch/probe.h"
 #include "torch/probe_backward.h"
+#include "torch/shadow.h"
 #include "torch/tensor_summary.h"
 
 namespace lockstep {
@@ -35,18 +37,25 @@ using StackFrames = std::shared_ptr<const std::vector<std::string>>;
 struct OpContext : at::ObserverContext {
   std::string base;  // "Functional.linear.0"
   std::string fwd;   // its forward entry: "Functional.linear.0.forward"
-  // Tensor task: the ATen operator and overload ("aten::add.Tensor"), whose
-  // schema the recorded arguments follow; written as the entry's "aten"
-  // (lockstep replay rebuilds the call from it; msprobe ignores the key).
+  // Tensor and shadow tasks: the ATen operator and overload
+  // ("aten::add.Tensor"), whose schema the recorded arguments follow;
+  // written as the entry's "aten" (lockstep replay rebuilds the call from
+  // it; msprobe ignores the key).
   std::string aten;
   bool forward = true;
   bool take_stack = false;  // ProbeImpl::TakeStack after the start
   // The entry's text so far: {"input_args": [...] (the end callback adds
   // the rest).
   PyJsonBuilder entry{DumpWriter::kEntryLevel};
-  std::vector<c10::IValue> held;  // overflow task: inputs, kept until end
-  bool backward = false;          // the call's backward is captured
-  CallInputs inputs;              // when backward
+  // Overflow task, and a call the shadow task checks: its inputs, kept
+  // until its end (HoldInputs).
+  std::vector<c10::IValue> held;
+  // Shadow task: the call is checked (sampled), against operator `op`
+  // (nullopt: it has none).
+  bool shadow = false;
+  std::optional<c10::OperatorHandle> op;
+  bool backward = false;  // the call's backward is captured
+  CallInputs inputs;      // when backward
   // A torch.distributed collective (c10d:: operator): its entry is written
   // in msprobe's form (probe_collectives.cc); the end callback waits for
   // its work before recording what it wrote.

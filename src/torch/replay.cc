@@ -18,6 +18,7 @@
 #include "lockstep/numerics/replay_error.h"
 #include "lockstep/torch/tensor_bridge.h"
 #include "torch/replay_internal.h"
+#include "torch/shadow.h"
 
 namespace lockstep {
 namespace {
@@ -92,6 +93,7 @@ class RankReplay {
                    "backward entries not replayed "
                    "(--no-backward)");
     }
+    if (dump_.task == "shadow") return Shadow(e, base, is_bwd);
     if (dump_.task != "tensor" && dump_.task != "overflow_check") {
       return whole(ReplayVerdict::kNotReplayable,
                    "a " + (dump_.task.empty() ? "statistics" : dump_.task) +
@@ -152,6 +154,21 @@ class RankReplay {
       out.emplace_back(std::move(*t));
     }
     return out;
+  }
+
+  // A shadow-task dump: the checks the probe made as the call ran.
+  std::vector<ReplayCheck> Shadow(const DumpEntry& e, ReplayCheck base,
+                                  bool is_bwd) {
+    const PyValue* aten = e.value.Find("aten");
+    if (aten != nullptr && aten->kind() == PyValue::Kind::kStr) {
+      base.op = aten->as_str();
+    }
+    const PyValue* list = e.value.Find("shadow");
+    if (list != nullptr) return ReadShadowList(*list, base);
+    base.verdict = ReplayVerdict::kSkipped;
+    base.reason = is_bwd ? "the shadow task checks forward calls only"
+                         : "not sampled by the shadow task (sample_rate)";
+    return {base};
   }
 
   StatusOr<BoundCall> Bind(const DumpEntry& e) {

@@ -75,21 +75,6 @@ c10::IValue PrepareValue(const c10::IValue& v, const c10::Argument& a, Mode m,
   return v;
 }
 
-// The call's results, flattened (tuples and tensor lists) as the dump
-// records them.
-void FlattenResult(const c10::IValue& v, std::vector<c10::IValue>* out) {
-  if (v.isTuple()) {
-    for (const c10::IValue& e : v.toTupleRef().elements())
-      FlattenResult(e, out);
-  } else if (v.isTensorList()) {
-    for (const at::Tensor& t : v.toTensorList()) out->emplace_back(t);
-  } else if (v.isList()) {
-    for (const c10::IValue& e : v.toList().vec()) FlattenResult(e, out);
-  } else {
-    out->push_back(v);
-  }
-}
-
 bool IsHalfNotImplemented(const std::exception& e) {
   return std::string_view(e.what()).find("not implemented for 'Half'") !=
          std::string_view::npos;
@@ -120,6 +105,19 @@ std::string Fmt(double x) {
 }
 
 }  // namespace
+
+void FlattenResult(const c10::IValue& v, std::vector<c10::IValue>* out) {
+  if (v.isTuple()) {
+    for (const c10::IValue& e : v.toTupleRef().elements())
+      FlattenResult(e, out);
+  } else if (v.isTensorList()) {
+    for (const at::Tensor& t : v.toTensorList()) out->emplace_back(t);
+  } else if (v.isList()) {
+    for (const c10::IValue& e : v.toList().vec()) FlattenResult(e, out);
+  } else {
+    out->push_back(v);
+  }
+}
 
 at::Tensor PrepareTensor(const at::Tensor& t, Mode m) {
   if (!t.is_floating_point()) return t.clone();

@@ -48,7 +48,8 @@ struct OpRule {
 const OpRule* FindOpRule(std::string_view aten_name);
 
 // Why an operator's result cannot be checked from its inputs, or "" when it
-// can: random operators (dropout in training, rand*, bernoulli, ...).
+// can: random operators (dropout in training, rand*, bernoulli, ...) and
+// those returning uninitialized memory (empty, empty_like, ...).
 // `args` are the bound arguments (dropout with p == 0 or train false is
 // deterministic).
 std::string RandomReason(std::string_view aten_name,
@@ -105,6 +106,9 @@ struct Rule {
 at::Tensor PrepareTensor(const at::Tensor& t, Mode m);
 // The call's arguments prepared for mode `m` (fresh tensors).
 std::vector<c10::IValue> Prepare(const BoundCall& call, Mode m);
+// Appends `v` flattened as the dump records results (tuples and tensor
+// lists opened).
+void FlattenResult(const c10::IValue& v, std::vector<c10::IValue>* out);
 // Runs the call; its results flattened (tuples and tensor lists).
 std::vector<c10::IValue> Call(const BoundCall& call,
                               std::vector<c10::IValue> args);

@@ -327,6 +327,14 @@ std::string RandomReason(std::string_view aten_name,
              "not only on its inputs";
     }
   }
+  static const char* const kUninitialized[] = {
+      "empty", "empty_like", "new_empty", "empty_strided", "new_empty_strided"};
+  for (const char* u : kUninitialized) {
+    if (base == u) {
+      return "its result is uninitialized memory, not a function of its "
+             "inputs";
+    }
+  }
   if (base == "dropout" || base == "feature_dropout") {
     // dropout(input, p, train)
     bool train = args.size() > 2 && args[2].isBool() && args[2].toBool();

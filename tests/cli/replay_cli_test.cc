@@ -152,6 +152,42 @@ TEST_F(ReplayCliTest, CleanFp32AndWholeModelBf16HaveNoSuspect) {
   }
 }
 
+// The probe's shadow task checks each call as LeNet trains (no tensors
+// saved); replay reads its records and names the same first suspect.
+TEST_F(ReplayCliTest, LenetShadowDumpNamesTheConvInBf16) {
+  for (const char* fault : {"conv2-bf16", "none"}) {
+    SCOPED_TRACE(fault);
+    std::string dump = (dir_ / (std::string("shadow_") + fault)).string();
+    CmdRun run = RunBinary("lenet", "--steps 1 --seed 1 --task shadow --dump " +
+                                        dump + " --fault " + fault);
+    ASSERT_EQ(run.code, 0) << run.out;
+    EXPECT_FALSE(fs::exists(dump + "/step0/rank0/dump_tensor_data"));
+    std::string out = std::string("out_") + fault;
+    CmdRun r = Replay(dump, out);
+    rapidjson::Document d = Summary(out);
+    if (std::string(fault) == "none") {
+      EXPECT_EQ(r.code, 0) << r.out;
+      EXPECT_TRUE(d["first_suspect"].IsNull());
+    } else {
+      EXPECT_EQ(r.code, 1) << r.out;
+      EXPECT_NE(r.out.find("first suspect: Functional.conv2d.1.forward"),
+                std::string::npos)
+          << r.out;
+      const auto& s = d["first_suspect"];
+      EXPECT_STREQ(s["op"].GetString(), "aten::conv2d");
+      EXPECT_GT(s["max_ulp"].GetDouble(), 100 * s["bound"].GetDouble());
+      EXPECT_NE(
+          std::string(s["bound_rule"].GetString()).find("sum of 151 terms"),
+          std::string::npos);
+    }
+    ExpectEveryEntryAccounted(out);
+    // Only Tensor.item (a Python number) is not checked; backward entries
+    // are skipped.
+    EXPECT_EQ(d["counts"]["not_replayable"].GetUint64(), 1u);
+    EXPECT_GT(d["counts"]["replayed"].GetUint64(), 10u);
+  }
+}
+
 TEST_F(ReplayCliTest, MsprobeTransformerDumps) {
   std::string base = kData + "/msprobe_transformer";
   CmdRun clean = Replay(base + "/clean", "clean");

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -220,7 +221,53 @@ INSTANTIATE_TEST_SUITE_P(
                 "overflow_nums"},
         BadCase{R"({"dump_path": "d", "task": "overflow_check",
                     "overflow_check": {"overflow_nums": "1"}})",
-                "overflow_nums"}));
+                "overflow_nums"},
+        BadCase{R"({"dump_path": "d", "task": "shadow",
+                    "shadow": {"sample_rate": 0}})",
+                "sample_rate"},
+        BadCase{R"({"dump_path": "d", "task": "shadow",
+                    "shadow": {"sample_rate": -0.5}})",
+                "sample_rate"},
+        BadCase{R"({"dump_path": "d", "task": "shadow",
+                    "shadow": {"sample_rate": 1.5}})",
+                "sample_rate"},
+        BadCase{R"({"dump_path": "d", "task": "shadow",
+                    "shadow": {"sample_rate": NaN}})",
+                "sample_rate"},
+        BadCase{R"({"dump_path": "d", "task": "shadow",
+                    "shadow": {"sample_rate": "0.1"}})",
+                "sample_rate"},
+        BadCase{R"({"dump_path": "d", "task": "shadow",
+                    "shadow": {"sample_rate": true}})",
+                "sample_rate"},
+        BadCase{R"({"dump_path": "d", "task": "shadow",
+                    "shadow": {"list": "conv2d"}})",
+                "list"},
+        BadCase{R"({"dump_path": "d", "task": "shadow", "shadow": []})",
+                "shadow"},
+        // Only the shadow task samples: elsewhere it would be ignored.
+        BadCase{R"({"dump_path": "d", "statistics": {"sample_rate": 0.5}})",
+                "sample_rate"},
+        BadCase{R"({"dump_path": "d", "task": "shadow", "sample_rate": 0.5})",
+                "sample_rate"}));
+
+TEST(ParseProbeConfigTest, ShadowTaskWithItsSection) {
+  ProbeConfig d = MustParse(With(R"("task": "shadow")"));
+  EXPECT_EQ(d.task, ProbeTask::kShadow);
+  EXPECT_EQ(d.sample_rate, 1);
+  EXPECT_EQ(ProbeTaskName(d.task), "shadow");
+  ProbeConfig c = MustParse(With(R"("task": "shadow", "shadow": {
+      "sample_rate": 0.25, "list": ["Functional.conv2d", "aten::mm"],
+      "data_mode": ["forward"]},
+      "statistics": {"list": ["relu"]})"));
+  EXPECT_EQ(c.sample_rate, 0.25);
+  EXPECT_EQ(c.list,
+            (std::vector<std::string>{"Functional.conv2d", "aten::mm"}));
+  EXPECT_FALSE(c.backward);
+  EXPECT_EQ(MustParse(With(R"("task": "shadow", "shadow": {"sample_rate": 1})"))
+                .sample_rate,
+            1);
+}
 
 TEST(ParseProbeConfigTest, BrokenJsonIsCorruption) {
   std::string full = kMsprobeHeadDefault;
@@ -336,6 +383,40 @@ TEST(ProbeFilterTest, ListMatchesFullNamesAndSubstrings) {
   EXPECT_FALSE(f.ForwardWanted("Functional.linear.0.forward"));
 }
 
+TEST(ProbeFilterTest, ListAtenNamesMatchTheOperatorAnyOverload) {
+  ProbeConfig c = Base();
+  c.list = {"aten::add", "aten::mul.Tensor"};
+  ProbeFilter f(c);
+  EXPECT_TRUE(f.ForwardWanted("Torch.add.0.forward", {}, "aten::add.Tensor"));
+  // The in-place variant is another operator (list it as aten::add_).
+  EXPECT_FALSE(f.ForwardWanted("Tensor.__iadd__.0.forward", {}, "aten::add_"));
+  EXPECT_FALSE(f.ForwardWanted("Torch.addmm.0.forward", {}, "aten::addmm"));
+  EXPECT_TRUE(f.ForwardWanted("Torch.mul.0.forward", {}, "aten::mul.Tensor"));
+  EXPECT_FALSE(f.ForwardWanted("Torch.mul.1.forward", {}, "aten::mul.Scalar"));
+  // Without the ATen name (a task that does not record it) only names.
+  EXPECT_FALSE(f.ForwardWanted("Torch.add.1.forward"));
+}
+
+TEST(ProbeFilterTest, SamplingIsDeterministicPerCallAndStep) {
+  ProbeConfig c = Base();
+  EXPECT_TRUE(ProbeFilter(c).Sampled("Torch.add.0", 0));  // rate 1: all
+  c.sample_rate = 0.1;
+  ProbeFilter f(c), g(c);
+  int taken = 0, same_in_next_step = 0;
+  const int n = 20000;
+  for (int i = 0; i < n; ++i) {
+    std::string call = "Functional.linear." + std::to_string(i);
+    bool s = f.Sampled(call, 3);
+    EXPECT_EQ(s, g.Sampled(call, 3)) << call;  // another run: the same
+    taken += s;
+    same_in_next_step += s && f.Sampled(call, 4);
+  }
+  // Binomial(20000, 0.1): mean 2000, sd 42.
+  EXPECT_NEAR(taken, 2000, 250);
+  // Steps sample independently: 10% of those again.
+  EXPECT_NEAR(same_in_next_step, 200, 80);
+}
+
 TEST(ProbeFilterTest, ListNamingAModuleTakesEverythingInsideIt) {
   ProbeConfig c = Base();
   c.list = {"Module.fc1.Linear.forward.0"};
@@ -397,6 +478,13 @@ TEST(ValidateProbeConfigTest, CodeBuiltConfigsAreChecked) {
             std::string::npos);
   c.overflow_nums = -1;
   EXPECT_TRUE(ValidateProbeConfig(c).ok());
+  for (double bad : {0.0, -1.0, 1.01, std::nan("")}) {
+    ProbeConfig s = Base();
+    s.sample_rate = bad;
+    EXPECT_NE(ValidateProbeConfig(s).message().find("sample_rate"),
+              std::string::npos)
+        << bad;
+  }
   c.dump_path.clear();
   EXPECT_NE(ValidateProbeConfig(c).message().find("dump_path"),
             std::string::npos);
@@ -412,8 +500,8 @@ namespace {
 // from the task's section only: at the top level they would be ignored
 // (summary_mode md5 there once made a benchmark measure statistics).
 TEST(ProbeConfigTest, SectionKeysAtTheTopLevelAreRefused) {
-  for (const char* key :
-       {"summary_mode", "scope", "list", "data_mode", "overflow_nums"}) {
+  for (const char* key : {"summary_mode", "scope", "list", "data_mode",
+                          "overflow_nums", "sample_rate"}) {
     std::string text =
         std::string("{\"task\": \"statistics\", \"") + key + "\": \"md5\"}";
     auto c = ParseProbeConfig(text, "config.json");

@@ -16,7 +16,7 @@ import lockstep_probe  # noqa: E402
 
 
 def train(dump, steps=2, fault=False, dumped=True, task="statistics",
-          tensor_format=None):
+          tensor_format=None, **section):
     torch.manual_seed(0)
     w1 = torch.randn(16, 8, requires_grad=True)
     w2 = torch.randn(4, 16, requires_grad=True)
@@ -24,7 +24,8 @@ def train(dump, steps=2, fault=False, dumped=True, task="statistics",
     x = torch.randn(32, 8)
     cfg = {"task": task, "level": "L1", "dump_path": dump}
     lib = os.path.join(BUILD, "lib", "liblockstep_py.so")
-    with lockstep_probe.Probe(cfg, lib=lib, tensor_format=tensor_format) as p:
+    with lockstep_probe.Probe(cfg, lib=lib, tensor_format=tensor_format,
+                              **section) as p:
         for _ in range(steps):
             opt.zero_grad()
             h = F.relu(F.linear(x, w1))
@@ -158,4 +159,26 @@ with tempfile.TemporaryDirectory() as tmp:
         with open(os.path.join(out, "summary.json")) as f:
             s = json.load(f)
         assert s["error"] == 0 and s["rows"] > 100, s
+    # Shadow mode: sampled forward calls replayed in float64 as they run
+    # (sample_rate goes into the "shadow" section); replay reads the checks.
+    shadow = os.path.join(tmp, "shadow")
+    train(shadow, task="shadow", sample_rate=0.5)
+    fwd = {k: v for k, v in load(shadow, 1)["data"].items()
+           if k.endswith(".forward")}
+    checked = [v["shadow"] for v in fwd.values() if "shadow" in v]
+    assert 0 < len(checked) < len(fwd), (len(checked), len(fwd))
+    for records in checked:
+        for r in records:
+            assert r["verdict"] == "ok", records
+    r = subprocess.run([lockstep, "replay", shadow, "-o",
+                        os.path.join(tmp, "replay_shadow")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0 and "no suspect" in r.stdout, (r.stdout, r.stderr)
+    try:
+        lockstep_probe.Probe(task="shadow", dump_path=tmp, sample_rate=2,
+                             lib=os.path.join(BUILD, "lib",
+                                              "liblockstep_py.so")).start()
+        raise AssertionError("sample_rate 2 accepted")
+    except RuntimeError as e:
+        assert "sample_rate" in str(e), e
 print("probe_test.py: OK")

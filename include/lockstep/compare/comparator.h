@@ -75,8 +75,9 @@ struct DumpPair {
 };
 
 // msprobe's get_dump_mode: tensor task -> tensor; statistics with md5 on both
-// sides -> md5; statistics -> statistics. Errors on a task mismatch or md5 on
-// one side only, naming both files.
+// sides -> md5; statistics -> statistics; lockstep's shadow task (statistics
+// plus each call's float64 check) -> statistics. Errors on a task mismatch
+// or md5 on one side only, naming both files.
 StatusOr<CompareMode> DetectMode(const DumpFile& target,
                                  const DumpFile& baseline);
 

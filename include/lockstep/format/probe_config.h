@@ -20,6 +20,10 @@ enum class ProbeTask {
   kTensor,      // statistics + every tensor as dump_tensor_data/*.pt
   kMd5,         // statistics + CRC-32 of each tensor's bytes ("md5")
   kOverflow,    // only entries whose outputs hold inf/nan, with tensors
+  // statistics + sampled forward calls replayed in float64 as they run,
+  // each output's error against its bound under the entry's "shadow" key
+  // (lockstep replay reads it; no tensors saved)
+  kShadow,
 };
 enum class ProbeLevel { kL0, kL1, kMix };
 // How saved tensors are stored: one file each under dump_tensor_data/
@@ -54,15 +58,19 @@ struct ProbeConfig {
   bool input = true;
   bool output = true;
   int64_t overflow_nums = 1;  // overflow task: stop after N; -1 = never
-  bool extra_info = true;     // stack.json and construct.json
+  // Shadow task: the share of the dumped forward calls that are replayed,
+  // in (0, 1]; which calls is decided by ProbeFilter::Sampled.
+  double sample_rate = 1;
+  bool extra_info = true;  // stack.json and construct.json
   TensorFormat tensor_format = TensorFormat::kPt;
 };
 
 // Parses msprobe's config.json text. Accepts the common keys (task,
 // dump_path, rank, step, level, extra_info; rank/step as ints or "4-6"
 // ranges), lockstep's tensor_format, and the per-task sub-dict (scope,
-// list, data_mode, summary_mode "md5" -> kMd5, overflow_nums); task
-// "overflow_check" -> kOverflow. Keys lockstep does not use are ignored.
+// list, data_mode, summary_mode "md5" -> kMd5, overflow_nums, and the
+// shadow task's sample_rate); task "overflow_check" -> kOverflow, "shadow"
+// -> kShadow. Keys lockstep does not use are ignored.
 // Errors: Corruption for bad JSON, InvalidArgument naming the key for bad
 // values (unknown task/level/data_mode, scope not of 2 names, ...).
 StatusOr<ProbeConfig> ParseProbeConfig(std::string_view json_text,
@@ -72,7 +80,8 @@ StatusOr<ProbeConfig> LoadProbeConfig(const std::string& path);
 // Checks the values that a config built in code may get wrong.
 Status ValidateProbeConfig(const ProbeConfig& c);
 
-// "statistics", "tensor", "md5", "overflow_check" (or "overflow");
+// "statistics", "tensor", "md5", "overflow_check" (or "overflow"),
+// "shadow";
 // "L0", "L1", "mix". Errors: InvalidArgument listing the accepted names.
 StatusOr<ProbeTask> ParseProbeTask(std::string_view name);
 StatusOr<ProbeLevel> ParseProbeLevel(std::string_view name);
@@ -91,11 +100,18 @@ class ProbeFilter {
   bool RankWanted(int64_t rank) const;
   // Whether forward entry `name` (e.g. "Functional.linear.0.forward") is
   // dumped; `enclosing` lists the module entries it runs inside (a `list`
-  // item naming a module selects everything inside it). Call once per
-  // forward entry, in call order: the scope interval opens at its first
-  // name and closes after its second.
+  // item naming a module selects everything inside it; an item
+  // "aten::name" selects the calls of that ATen operator, any overload,
+  // given as `aten`: "aten::add.Tensor"). Call once per forward entry, in
+  // call order: the scope interval opens at its first name and closes
+  // after its second.
   bool ForwardWanted(const std::string& name,
-                     const std::vector<std::string>& enclosing = {});
+                     const std::vector<std::string>& enclosing = {},
+                     std::string_view aten = {});
+  // Shadow task: whether call `call` ("Functional.linear.0") of step `step`
+  // is replayed. A hash of the two under sample_rate: the same calls in
+  // every run, a different share of them in each step.
+  bool Sampled(std::string_view call, int64_t step) const;
   // Whether the backward entry of a forward entry that was wanted is.
   bool BackwardWanted() const { return config_.backward; }
   bool InputsWanted() const { return config_.input; }
@@ -108,6 +124,7 @@ class ProbeFilter {
 
  private:
   bool ListMatches(const std::string& name) const;
+  bool AtenListMatches(std::string_view aten) const;
 
   ProbeConfig config_;
   bool in_scope_ = false;

@@ -18,6 +18,11 @@
 // leaves, the recorded output gradients pushed through autograd in float64,
 // and the recorded input gradients measured the same way.
 //
+// A shadow-task dump (the probe's task shadow, which replayed sampled
+// forward calls as they ran and saved no tensors) is read, not replayed:
+// each entry's "shadow" records become its checks; entries not sampled and
+// backward entries are skipped.
+//
 // Entries that cannot be replayed (random operators, collectives, Python
 // indexing, unknown operators, arguments that fit no overload, statistics
 // dumps, missing tensor files) are listed with why; module and parameter-

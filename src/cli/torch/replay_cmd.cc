@@ -36,13 +36,16 @@ int Run(int argc, char** argv) {
       "sums of k products, normalisations; docs/replay.md), or 2x LibTorch "
       "CPU's own error on the same inputs if that is larger. Entries that "
       "cannot be replayed (random ops, collectives, indexing, ...) are "
-      "listed with why.\nWrites replay.csv, summary.json and report.html "
+      "listed with why. A dump of the probe's shadow task (checked as the "
+      "run went, no tensors) is read back the same way.\nWrites replay.csv, "
+      "summary.json and report.html "
       "into -o.\nExit: 0 no suspect, 1 a suspect, 2 usage error (also: "
       "nothing could be replayed, e.g. a statistics dump), 3 unreadable "
       "dump or unwritable output.",
       "replay"};
   app.add_option("dump", options.dump,
-                 "Tensor-mode dump: its root, a step{N} dir or a rank dir")
+                 "Tensor-mode (or shadow) dump: its root, a step{N} dir or "
+                 "a rank dir")
       ->required();
   app.add_option("-o,--output", out, "Output directory (default ./output)");
   app.add_option("--step", options.steps, "Replay only these steps");
@@ -93,7 +96,7 @@ int Run(int argc, char** argv) {
       }
     }
     LogError("replay | nothing was replayed" + why +
-             ". Note: replay needs a dump of task tensor");
+             ". Note: replay needs a dump of task tensor or shadow");
     return kExitUsage;
   }
   return result->first_suspect ? kExitDiverged : kExitPass;
