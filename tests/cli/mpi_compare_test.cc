@@ -53,16 +53,20 @@ std::map<std::string, std::string> Files(const std::string& dir) {
   return files;
 }
 
-// lockstep's own lines ([I] [W] [E], the verdict), the output dir masked:
-// mpirun adds its own lines when the exit code is not 0.
+// lockstep's own lines ([I] [W] [E] [D], the verdict), the output dir
+// masked: mpirun adds its own lines when the exit code is not 0, and Open
+// MPI's components may warn on a loaded machine.
 std::string OwnLines(const std::string& out, const std::string& out_dir) {
   static const std::regex kTime("_[0-9]{14}\\.csv");
   std::string kept, line;
   std::istringstream in(out);
   while (std::getline(in, line)) {
-    if (line.rfind("[", 0) != 0 && line.rfind("PASS", 0) != 0 &&
-        line.rfind("FAIL", 0) != 0)
-      continue;
+    // Only lockstep's prefixes: Open MPI and libevent write lines that
+    // start with "[" too ("[host:pid] ...", "[warn] Epoll ...").
+    bool own = false;
+    for (const char* prefix : {"[I] ", "[W] ", "[E] ", "[D] ", "PASS", "FAIL"})
+      own = own || line.rfind(prefix, 0) == 0;
+    if (!own) continue;
     for (size_t at; (at = line.find(out_dir)) != std::string::npos;)
       line.replace(at, out_dir.size(), "OUT");
     kept += std::regex_replace(line, kTime, "_<time>.csv") + "\n";
