@@ -178,7 +178,29 @@ void TensorSummarizer::Stats(const at::Tensor& t, PyJsonBuilder* b,
 const TensorSummarizer::StatValues* TensorSummarizer::FindCached(
     const at::Tensor& t) const {
   const CachedStats* c = const_cast<TensorSummarizer*>(this)->FindEntry(t);
-  return c == nullptr ? nullptr : &c->stats;
+  if (c != nullptr) return &c->stats;
+  // A view that holds exactly the elements of a cached tensor (view,
+  // reshape, transpose, permute, t, flatten, squeeze, contiguous of a
+  // contiguous tensor, ...): both dense and non-overlapping over the same
+  // memory (same storage, first element, count and dtype), unchanged since
+  // (views share the version counter). Its Max and Min are the same, and
+  // its Mean and Norm differ by the order of summation only (in double:
+  // the last bits). Not for the CRC-32, which depends on the order.
+  if (t.is_inference() || !t.has_storage() ||
+      !t.is_non_overlapping_and_dense()) {
+    return nullptr;
+  }
+  for (const CachedStats& e : cache_) {
+    if (e.version == t._version() && e.tensor.numel() == t.numel() &&
+        e.tensor.data_ptr() == t.data_ptr() &&
+        e.tensor.scalar_type() == t.scalar_type() &&
+        e.tensor.storage().unsafeGetStorageImpl() ==
+            t.storage().unsafeGetStorageImpl() &&
+        e.tensor.is_non_overlapping_and_dense()) {
+      return &e.stats;
+    }
+  }
+  return nullptr;
 }
 
 TensorSummarizer::CachedStats* TensorSummarizer::FindEntry(

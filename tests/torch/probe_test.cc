@@ -92,6 +92,32 @@ TEST_F(ProbeTest, StatisticsEqualADoubleReference) {
                 "cos grad out");
 }
 
+// Views holding the same elements (transpose, view, contiguous of a
+// contiguous tensor) take the statistics of the tensor they view from the
+// probe's cache; a view taken after an in-place change does not.
+TEST_F(ProbeTest, ViewsShareStatisticsUntilTheDataChanges) {
+  auto p = MakeProbe(Config());
+  at::Tensor x = at::linspace(-3, 5, 24).reshape({4, 6});
+  at::Tensor y, z, w, v;
+  ASSERT_TRUE(p->Start().ok());
+  y = at::exp(x);
+  z = y.t();
+  w = y.view({-1});
+  y.add_(1.5);
+  v = y.view({3, 8});
+  ASSERT_TRUE(p->Stop().ok());
+  DumpFile d = ReadDump();
+  // z and w are views of y: they show the add_ now; the probe recorded them
+  // before it.
+  ExpectStatsOf(Item(Entry(d, "Tensor.t.0.forward"), "output", 0),
+                at::exp(x).t(), "transpose of exp");
+  at::Tensor w_before = at::exp(x).view({-1});
+  ExpectStatsOf(Item(Entry(d, "Tensor.view.0.forward"), "output", 0), w_before,
+                "view before add_");
+  ExpectStatsOf(Item(Entry(d, "Tensor.view.1.forward"), "output", 0), v,
+                "view after add_");
+}
+
 // Inputs that exercise the summary rules, made before a probe starts.
 struct OddValues {
   float nan = std::numeric_limits<float>::quiet_NaN();
