@@ -16,15 +16,7 @@ using testing::Phase;
 using testing::RankProgram;
 
 RankProgram DataParallel(int fault_rank) {
-  RankProgram p;
-  p.ranks = 8;
-  p.phases = {{Phase::kCompute, 3},
-              {Phase::kAllReduce},
-              {Phase::kCompute, 1},
-              {Phase::kAllReduce}};
-  p.fault_rank = fault_rank;
-  p.fault_op = 1;
-  return p;
+  return testing::DataParallelProgram(8, fault_rank);
 }
 
 TEST(RankOriginCliTest, NamesTheFaultedRankEverywhere) {

@@ -102,15 +102,7 @@ void ExpectSameAsOneProcess(const std::string& dir, int max) {
 }
 
 RankProgram DataParallel(int ranks, int fault_rank) {
-  RankProgram p;
-  p.ranks = ranks;
-  p.phases = {{Phase::kCompute, 3},
-              {Phase::kAllReduce},
-              {Phase::kCompute, 1},
-              {Phase::kAllReduce}};
-  p.fault_rank = fault_rank;
-  p.fault_op = 1;
-  return p;
+  return testing::DataParallelProgram(ranks, fault_rank);
 }
 
 std::string Written(const RankProgram& p) {

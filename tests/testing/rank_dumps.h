@@ -227,6 +227,20 @@ inline void WriteRankDumps(const RankProgram& p, const std::string& dir) {
   }
 }
 
+// Data parallel: 3 compute ops, an all_reduce, 1 compute op, an all_reduce;
+// `fault_rank`'s op 1 changed (-1: none).
+inline RankProgram DataParallelProgram(int ranks, int fault_rank) {
+  RankProgram p;
+  p.ranks = ranks;
+  p.phases = {{Phase::kCompute, 3},
+              {Phase::kAllReduce},
+              {Phase::kCompute, 1},
+              {Phase::kAllReduce}};
+  p.fault_rank = fault_rank;
+  p.fault_op = 1;
+  return p;
+}
+
 }  // namespace lockstep::testing
 
 #endif  // LOCKSTEP_TESTS_TESTING_RANK_DUMPS_H_
