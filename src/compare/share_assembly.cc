@@ -14,47 +14,6 @@ namespace {
 // rest are counted (a malformed group is usually the same on every rank).
 constexpr size_t kMaxCollectiveWarnings = 8;
 
-// Keeps the steps and ranks `o` selects (--step, --rank). A step numbered
-// -1 (a rank dir or dump.json given: the user chose it) stays.
-Status Select(const CompareOptions& o, const std::string& path,
-              DumpLayout* layout) {
-  auto wanted = [](const std::vector<int64_t>& list, int64_t v) {
-    return list.empty() || std::find(list.begin(), list.end(), v) != list.end();
-  };
-  std::vector<StepLayout> kept;
-  for (StepLayout& s : layout->steps) {
-    if (s.step >= 0 && !wanted(o.steps, s.step)) continue;
-    std::vector<RankLayout> ranks;
-    for (RankLayout& r : s.ranks) {
-      if (wanted(o.ranks, r.rank)) ranks.push_back(std::move(r));
-    }
-    s.ranks = std::move(ranks);
-    if (!s.ranks.empty()) kept.push_back(std::move(s));
-  }
-  auto missing = [&](const std::vector<int64_t>& list, bool step) {
-    for (int64_t v : list) {
-      bool found = false;
-      for (const StepLayout& s : kept) {
-        if (step) found = found || s.step == v || s.step < 0;
-        for (const RankLayout& r : s.ranks)
-          found = found || (!step && r.rank == v);
-      }
-      if (!found) return v;
-    }
-    return int64_t{-1};
-  };
-  if (int64_t v = missing(o.steps, true); v >= 0) {
-    return Status::NotFound(path, "has no step " + std::to_string(v) +
-                                      " (--step) with the ranks asked for");
-  }
-  if (int64_t v = missing(o.ranks, false); v >= 0) {
-    return Status::NotFound(path, "has no rank " + std::to_string(v) +
-                                      " (--rank) in the steps asked for");
-  }
-  layout->steps = std::move(kept);
-  return Status::Ok();
-}
-
 std::string Where(const RankPair& p) {
   std::string s = "rank " + std::to_string(p.target.rank);
   if (p.target_step >= 0) s = "step " + std::to_string(p.target_step) + " " + s;
@@ -144,8 +103,10 @@ StatusOr<ComparePlan> PlanCompare(const std::string& target,
                                   const CompareOptions& options) {
   LOCKSTEP_ASSIGN_OR_RETURN(DumpLayout tl, DiscoverDump(target));
   LOCKSTEP_ASSIGN_OR_RETURN(DumpLayout bl, DiscoverDump(baseline));
-  LOCKSTEP_RETURN_IF_ERROR(share_assembly::Select(options, target, &tl));
-  LOCKSTEP_RETURN_IF_ERROR(share_assembly::Select(options, baseline, &bl));
+  LOCKSTEP_RETURN_IF_ERROR(
+      SelectStepsAndRanks(options.steps, options.ranks, target, &tl));
+  LOCKSTEP_RETURN_IF_ERROR(
+      SelectStepsAndRanks(options.steps, options.ranks, baseline, &bl));
   ComparePlan plan;
   LOCKSTEP_ASSIGN_OR_RETURN(plan.pairing, PairLayouts(tl, bl));
   plan.target = target;

@@ -355,4 +355,44 @@ StatusOr<LayoutPairing> PairLayouts(const DumpLayout& target,
   return out;
 }
 
+Status SelectStepsAndRanks(const std::vector<int64_t>& steps,
+                           const std::vector<int64_t>& ranks,
+                           const std::string& path, DumpLayout* layout) {
+  auto wanted = [](const std::vector<int64_t>& list, int64_t v) {
+    return list.empty() || std::find(list.begin(), list.end(), v) != list.end();
+  };
+  std::vector<StepLayout> kept;
+  for (StepLayout& s : layout->steps) {
+    if (s.step >= 0 && !wanted(steps, s.step)) continue;
+    std::vector<RankLayout> kept_ranks;
+    for (RankLayout& r : s.ranks) {
+      if (wanted(ranks, r.rank)) kept_ranks.push_back(std::move(r));
+    }
+    s.ranks = std::move(kept_ranks);
+    if (!s.ranks.empty()) kept.push_back(std::move(s));
+  }
+  auto missing = [&](const std::vector<int64_t>& list, bool step) {
+    for (int64_t v : list) {
+      bool found = false;
+      for (const StepLayout& s : kept) {
+        if (step) found = found || s.step == v || s.step < 0;
+        for (const RankLayout& r : s.ranks)
+          found = found || (!step && r.rank == v);
+      }
+      if (!found) return v;
+    }
+    return int64_t{-1};
+  };
+  if (int64_t v = missing(steps, true); v >= 0) {
+    return Status::NotFound(path, "has no step " + std::to_string(v) +
+                                      " (--step) with the ranks asked for");
+  }
+  if (int64_t v = missing(ranks, false); v >= 0) {
+    return Status::NotFound(path, "has no rank " + std::to_string(v) +
+                                      " (--rank) in the steps asked for");
+  }
+  layout->steps = std::move(kept);
+  return Status::Ok();
+}
+
 }  // namespace lockstep

@@ -31,13 +31,13 @@ DType AccumulationType(DType t) {
   return t == DType::kFloat16 || t == DType::kBFloat16 ? DType::kFloat32 : t;
 }
 
-std::string BoundNum(double x) {
+}  // namespace
+
+std::string ReplayNumber(double x) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.4g", x);
   return buf;
 }
-
-}  // namespace
 
 ReplayError MeasureReplayError(const double* rec, const double* ref,
                                const double* scale, size_t n, DType t,
@@ -96,17 +96,17 @@ ReplayBound ReplayErrorBound(ReplayOpKind kind, double elementwise_ulps,
   switch (kind) {
     case ReplayOpKind::kElementwise:
       b.ulps = narrow ? std::min(elementwise_ulps, 2.0) : elementwise_ulps;
-      b.rule = "elementwise: " + BoundNum(b.ulps) + " ulp";
+      b.rule = "elementwise: " + ReplayNumber(b.ulps) + " ulp";
       break;
     case ReplayOpKind::kAccumulation:
       b.ulps = static_cast<double>(k) * ratio + 1;
-      b.rule = "sum of " + std::to_string(k) + " terms: " + BoundNum(b.ulps) +
-               " ulp of the sum of |terms|";
+      b.rule = "sum of " + std::to_string(k) +
+               " terms: " + ReplayNumber(b.ulps) + " ulp of the sum of |terms|";
       break;
     case ReplayOpKind::kNormalization:
       b.ulps = static_cast<double>(k + 8) * ratio + 2;
       b.rule = "normalisation over " + std::to_string(k) +
-               " values: " + BoundNum(b.ulps) +
+               " values: " + ReplayNumber(b.ulps) +
                " ulp of the tensor's largest value";
       break;
   }

@@ -5,6 +5,7 @@
 
 #include "lockstep/core/file.h"
 #include "lockstep/core/markup.h"
+#include "lockstep/numerics/replay_error.h"
 #include "lockstep/report/csv.h"
 #include "report/json_util.h"
 
@@ -24,13 +25,7 @@ std::string Num(double x) {
 }
 
 // For people: 4 significant digits.
-std::string Short(double x) {
-  if (std::isnan(x)) return "-";
-  if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.4g", x);
-  return buf;
-}
+std::string Short(double x) { return std::isnan(x) ? "-" : ReplayNumber(x); }
 
 bool Measured(const ReplayCheck& c) {
   return c.verdict == ReplayVerdict::kOk ||

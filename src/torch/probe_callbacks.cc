@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "torch/probe_impl.h"
+#include "torch/replay_internal.h"
 
 namespace lockstep {
 namespace {
@@ -48,13 +49,7 @@ void OnEnd(const at::RecordFunction& fn, at::ObserverContext* ctx) {
 // "aten::add.Tensor": the operator and overload of a call ("" for none).
 std::string AtenName(const at::RecordFunction& fn) {
   c10::optional<c10::OperatorName> op = fn.operator_name();
-  if (!op) return "";
-  std::string name = op->name;
-  if (!op->overload_name.empty()) {
-    name += '.';
-    name += op->overload_name;
-  }
-  return name;
+  return op ? replay::FullName(*op) : "";
 }
 
 }  // namespace

@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
-#include <cstring>
 #include <map>
 #include <mutex>
 
@@ -14,6 +13,7 @@
 #include "lockstep/format/discovery.h"
 #include "lockstep/format/dump_reader.h"
 #include "lockstep/format/rank_tensors.h"
+#include "lockstep/format/tensor.h"
 #include "lockstep/format/tensor_file.h"
 #include "lockstep/numerics/replay_error.h"
 #include "lockstep/torch/tensor_bridge.h"
@@ -35,22 +35,7 @@ using replay::Mode;
 using replay::Prepare;
 using replay::PrepareTensor;
 using replay::Rule;
-using replay::Shape;
 using replay::TensorInputs;
-
-// Whether `op` ("aten::embedding", "aten::index.Tensor") reads rows by
-// index: its backward scatter-adds.
-bool IsGather(const std::string& op) {
-  for (const char* g : {"aten::embedding", "aten::index_select", "aten::gather",
-                        "aten::index.", "aten::take"}) {
-    if (op.starts_with(g) &&
-        (op.size() == std::strlen(g) || op[std::strlen(g)] == '.' ||
-         g[std::strlen(g) - 1] == '.')) {
-      return true;
-    }
-  }
-  return false;
-}
 
 // The work of one rank.
 class RankReplay {
@@ -107,11 +92,9 @@ class RankReplay {
       }
     } catch (const std::exception& ex) {
       out.clear();
-      std::string what = ex.what();
-      size_t nl = what.find('\n');
-      if (nl != std::string::npos) what.resize(nl);
       return whole(ReplayVerdict::kNotReplayable,
-                   "LibTorch refused the replayed call: " + what);
+                   "LibTorch refused the replayed call: " +
+                       replay::FirstLine(ex.what()));
     }
     return out;
   }
@@ -196,7 +179,14 @@ class RankReplay {
     }
     StatusOr<std::vector<std::optional<at::Tensor>>> recorded =
         LoadList(e.value.Find("output"));
-    if (!recorded.ok()) throw std::runtime_error(recorded.status().message());
+    if (!recorded.ok()) {
+      ReplayCheck c = base;
+      c.op = call->name;
+      c.verdict = ReplayVerdict::kNotReplayable;
+      c.reason = recorded.status().message();
+      out->push_back(std::move(c));
+      return;
+    }
     // Nothing to check against: not run at all (a hostile dump.json cannot
     // make it allocate what no recorded output shows).
     if (std::none_of(recorded->begin(), recorded->end(),
@@ -240,10 +230,10 @@ class RankReplay {
     }
     StatusOr<std::vector<std::optional<at::Tensor>>> grad_out =
         LoadList(e.value.Find("input"));
-    if (!grad_out.ok()) throw std::runtime_error(grad_out.status().message());
+    if (!grad_out.ok()) return fail(call->name, grad_out.status().message());
     StatusOr<std::vector<std::optional<at::Tensor>>> grad_in =
         LoadList(e.value.Find("output"));
-    if (!grad_in.ok()) throw std::runtime_error(grad_in.status().message());
+    if (!grad_in.ok()) return fail(call->name, grad_in.status().message());
     // msprobe records the gradients of the autograd node that made the
     // output: for an operator that decomposes into others, an inner node's.
     bool lockstep_dump =
@@ -281,8 +271,9 @@ class RankReplay {
       if ((*grad_in)[i] && (*grad_in)[i]->sizes() != inputs[i]->sizes()) {
         return fail(call->name,
                     "input gradient " + std::to_string(i) + " has shape " +
-                        Shape((*grad_in)[i]->sizes()) + ", input " +
-                        std::to_string(i) + " " + Shape(inputs[i]->sizes()) +
+                        ShapeToString((*grad_in)[i]->sizes().vec()) +
+                        ", input " + std::to_string(i) + " " +
+                        ShapeToString(inputs[i]->sizes().vec()) +
                         " (msprobe records the autograd node's inputs, not "
                         "the call's)");
       }
@@ -331,8 +322,8 @@ class RankReplay {
       return result;
     };
     std::vector<c10::IValue> ref = run(Mode::kFloat64);
-    std::vector<at::Tensor> outs_for_rule;
-    Rule fwd = ForwardRule(call->name, call->args, outs_for_rule);
+    // k from the forward's arguments (its outputs are not at hand here).
+    Rule fwd = ForwardRule(call->name, call->args, {});
     int64_t grad_numel = 0;
     for (const auto& g : *grad_out) {
       if (g) grad_numel += g->numel();
@@ -363,7 +354,8 @@ class RankReplay {
       int64_t k_bwd = std::max<int64_t>(1, grad_numel * fwd.k / numel);
       // Gathers (embedding, index_select, ...) scatter-add their gradient:
       // one row may receive every indexed position.
-      if (IsGather(call->name)) {
+      if (const replay::OpRule* op = replay::FindOpRule(call->name);
+          op != nullptr && op->gathers) {
         for (const c10::IValue& v : call->args) {
           if (v.isTensor() && !v.toTensor().is_floating_point()) {
             k_bwd = std::max<int64_t>(k_bwd, v.toTensor().numel());
@@ -396,15 +388,16 @@ class RankReplay {
   std::map<std::string, size_t> by_name_;
 };
 
-bool Wanted(const std::vector<int64_t>& list, int64_t v) {
-  return list.empty() || std::find(list.begin(), list.end(), v) != list.end();
-}
-
 }  // namespace
 
 StatusOr<ReplayResult> ReplayDump(const ReplayOptions& options) {
   StatusOr<DumpLayout> layout = DiscoverDump(options.dump);
   if (!layout.ok()) return layout.status();
+  if (Status s = SelectStepsAndRanks(options.steps, options.ranks, options.dump,
+                                     &*layout);
+      !s.ok()) {
+    return s;
+  }
   ReplayResult result;
   result.dump = options.dump;
   result.warnings = layout->warnings;
@@ -415,17 +408,11 @@ StatusOr<ReplayResult> ReplayDump(const ReplayOptions& options) {
   };
   std::vector<Work> work;
   for (const StepLayout& s : layout->steps) {
-    if (!Wanted(options.steps, s.step)) continue;
     for (const RankLayout& r : s.ranks) {
-      if (!Wanted(options.ranks, r.rank)) continue;
       StatusOr<DumpFile> d = ReadDumpJson(r.dump_json);
       if (!d.ok()) return d.status();
       work.push_back({s.step, r, std::move(*d)});
     }
-  }
-  if (work.empty()) {
-    return Status::NotFound(options.dump,
-                            "no step and rank selected by --step/--rank");
   }
   size_t total = 0;
   for (const Work& w : work) total += w.dump.entries.size();

@@ -608,6 +608,15 @@ StatusOr<BoundCall> BindCall(const std::string& entry_name,
       kw[i].first = "_stacklevel";  // only used with max_norm
     }
   }
+  // Each overload tried converts the same recorded tensors: read each file
+  // once (the runs clone what they are given, so the tensors can be shared).
+  std::map<const PyValue*, at::Tensor> loaded;
+  TensorLoader load_once = [&](const PyValue& dict) -> StatusOr<at::Tensor> {
+    if (auto it = loaded.find(&dict); it != loaded.end()) return it->second;
+    StatusOr<at::Tensor> t = load(dict);
+    if (t.ok()) loaded.emplace(&dict, *t);
+    return t;
+  };
   std::string why;
   std::optional<BoundCall> best;
   int best_score = 0;
@@ -622,10 +631,10 @@ StatusOr<BoundCall> BindCall(const std::string& entry_name,
       c10::optional<c10::OperatorHandle> op =
           c10::Dispatcher::singleton().findSchema({name, ov});
       if (!op) continue;
-      Binder b(load);
+      Binder b(load_once);
       StatusOr<std::vector<c10::IValue>> args = BindSchema(
           op->schema(), pos, kw, constants, entry.Find("aten") != nullptr, &b);
-      std::string full = ov.empty() ? name : name + "." + ov;
+      std::string full = FullName({name, ov});
       if (!args.ok()) {
         if (args.status().code() == StatusCode::kNotFound ||
             args.status().code() == StatusCode::kIoError ||

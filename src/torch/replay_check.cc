@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "lockstep/format/tensor.h"
 #include "lockstep/numerics/replay_error.h"
 #include "lockstep/torch/tensor_bridge.h"
 #include "torch/replay_internal.h"
@@ -98,12 +99,6 @@ std::vector<double> ToDoubles(const at::Tensor& t) {
   return std::vector<double>(p, p + d.numel());
 }
 
-std::string Fmt(double x) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.4g", x);
-  return buf;
-}
-
 }  // namespace
 
 void FlattenResult(const c10::IValue& v, std::vector<c10::IValue>* out) {
@@ -178,15 +173,6 @@ std::vector<at::Tensor*> TensorInputs(std::vector<c10::IValue>* args,
   return out;
 }
 
-std::string Shape(at::IntArrayRef s) {
-  std::string out = "[";
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (i) out += ", ";
-    out += std::to_string(s[i]);
-  }
-  return out + "]";
-}
-
 // Measures `recorded` against the float64 `reference` (and LibTorch CPU's
 // `cpu`, the `abs` scale where given) and fills `c`'s numbers and verdict.
 void Check(const at::Tensor& recorded, const at::Tensor& reference,
@@ -196,8 +182,9 @@ void Check(const at::Tensor& recorded, const at::Tensor& reference,
   std::optional<DType> dt = FromScalarType(recorded.scalar_type());
   if (recorded.sizes() != reference.sizes()) {
     c->verdict = ReplayVerdict::kNotReplayable;
-    c->reason = "the replay gives shape " + Shape(reference.sizes()) +
-                ", the dump records " + Shape(recorded.sizes());
+    c->reason = "the replay gives shape " +
+                ShapeToString(reference.sizes().vec()) + ", the dump records " +
+                ShapeToString(recorded.sizes().vec());
     return;
   }
   if (!dt || !IsFloatingPoint(*dt)) {
@@ -249,7 +236,8 @@ void Check(const at::Tensor& recorded, const at::Tensor& reference,
   if (std::isfinite(c->cpu_ulp) && 2 * c->cpu_ulp > c->bound) {
     c->bound = 2 * c->cpu_ulp;
     c->bound_rule = "2 x LibTorch CPU's own error on these inputs (" +
-                    Fmt(c->cpu_ulp) + " ulp; the table gives " + b.rule + ")";
+                    ReplayNumber(c->cpu_ulp) + " ulp; the table gives " +
+                    b.rule + ")";
   }
   if (e.nonfinite_mismatch > 0) {
     c->verdict = ReplayVerdict::kSuspect;
@@ -258,10 +246,11 @@ void Check(const at::Tensor& recorded, const at::Tensor& reference,
                 "(or the reverse)";
   } else if (c->max_ulp > c->bound) {
     c->verdict = ReplayVerdict::kSuspect;
-    c->reason = Fmt(c->max_ulp) + " ulp > bound " + Fmt(c->bound) +
-                " (element " + std::to_string(c->worst_index) + ": recorded " +
-                Fmt(c->recorded) + ", float64 replay " + Fmt(c->reference) +
-                ")";
+    c->reason = ReplayNumber(c->max_ulp) + " ulp > bound " +
+                ReplayNumber(c->bound) + " (element " +
+                std::to_string(c->worst_index) + ": recorded " +
+                ReplayNumber(c->recorded) + ", float64 replay " +
+                ReplayNumber(c->reference) + ")";
   }
 }
 

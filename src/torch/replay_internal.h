@@ -41,11 +41,21 @@ struct OpRule {
   Terms terms = Terms::kOne;
   int extra_terms = 0;    // + bias or additive input
   const char* what = "";  // "exact", "rounded", "transcendental", ...
+  // Reads rows by index (embedding, index_select, gather, index): its
+  // backward scatter-adds, one row receiving up to every indexed position.
+  bool gathers = false;
 };
 
 // The rule for an ATen operator ("aten::conv2d", an in-place "aten::add_"
 // as "aten::add"); null when lockstep knows no bound for it.
 const OpRule* FindOpRule(std::string_view aten_name);
+
+// "aten::add.Tensor": an operator and its overload ("aten::relu" when it
+// has none), as dump.json's "aten" key writes it.
+std::string FullName(const c10::OperatorName& op);
+
+// The first line of an exception's message (LibTorch appends a backtrace).
+std::string FirstLine(std::string s);
 
 // Why an operator's result cannot be checked from its inputs, or "" when it
 // can: random operators (dropout in training, rand*, bernoulli, ...) and
@@ -118,7 +128,6 @@ std::vector<c10::IValue> Call(const BoundCall& call,
 // are not inputs.
 std::vector<at::Tensor*> TensorInputs(std::vector<c10::IValue>* args,
                                       bool floating_only);
-std::string Shape(at::IntArrayRef s);
 // The rule of a forward call of `op` (the table's, or the lenient
 // normalisation bound over the largest input for unlisted operators).
 Rule ForwardRule(const std::string& op, const std::vector<c10::IValue>& args,

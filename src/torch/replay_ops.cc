@@ -56,8 +56,6 @@ Map BuildRules() {
        "cat",
        "concat",
        "stack",
-       "index_select",
-       "gather",
        "scatter",
        "masked_fill",
        "masked_scatter",
@@ -98,7 +96,6 @@ Map BuildRules() {
        "logical_or",
        "logical_not",
        "logical_xor",
-       "embedding",
        "zeros_like",
        "ones_like",
        "full_like",
@@ -120,7 +117,6 @@ Map BuildRules() {
        "tril",
        "triu",
        "constant_pad_nd",
-       "index",
        "index_put",
        "floor",
        "ceil",
@@ -169,6 +165,9 @@ Map BuildRules() {
        "scalar_tensor",
        "lift"},
       exact);
+  OpRule gather = exact;
+  gather.gathers = true;
+  Add(&m, {"embedding", "index_select", "gather", "index"}, gather);
   // One IEEE operation, correctly rounded.
   OpRule rounded = exact;
   rounded.what = "rounded";
@@ -302,6 +301,16 @@ int64_t Numel(const c10::IValue& v) {
 }
 
 }  // namespace
+
+std::string FullName(const c10::OperatorName& op) {
+  return op.overload_name.empty() ? op.name : op.name + "." + op.overload_name;
+}
+
+std::string FirstLine(std::string s) {
+  size_t nl = s.find('\n');
+  if (nl != std::string::npos) s.resize(nl);
+  return s;
+}
 
 const OpRule* FindOpRule(std::string_view aten_name) {
   static const Map* rules = new Map(BuildRules());

@@ -55,19 +55,10 @@ std::vector<ReplayCheck> NotReplayable(std::string op, std::string reason) {
   return {std::move(c)};
 }
 
-std::string FirstLine(std::string s) {
-  size_t nl = s.find('\n');
-  if (nl != std::string::npos) s.resize(nl);
-  return s;
-}
-
 std::vector<ReplayCheck> CheckOnCpu(const c10::OperatorHandle& op,
                                     const std::vector<c10::IValue>& inputs,
                                     const std::vector<c10::IValue>& outputs) {
-  replay::BoundCall call{op, op.operator_name().name, {}};
-  if (!op.operator_name().overload_name.empty()) {
-    call.name += "." + op.operator_name().overload_name;
-  }
+  replay::BoundCall call{op, replay::FullName(op.operator_name()), {}};
   if (inputs.size() != op.schema().arguments().size()) {
     return NotReplayable(call.name, "the call's " +
                                         std::to_string(inputs.size()) +
@@ -146,11 +137,11 @@ std::vector<ReplayCheck> ShadowCheck(const c10::OperatorHandle* op,
   } catch (const c10::Error& e) {
     return NotReplayable(op->schema().name(),
                          "LibTorch refused the replayed call: " +
-                             FirstLine(e.what_without_backtrace()));
+                             replay::FirstLine(e.what_without_backtrace()));
   } catch (const std::exception& e) {
     return NotReplayable(
         op->schema().name(),
-        "LibTorch refused the replayed call: " + FirstLine(e.what()));
+        "LibTorch refused the replayed call: " + replay::FirstLine(e.what()));
   } catch (...) {
     return NotReplayable(op->schema().name(),
                          "the replayed call threw an unknown exception");

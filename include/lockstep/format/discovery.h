@@ -72,6 +72,15 @@ struct DumpLayout {
 // dirs without one beside finished ones are skipped with a warning).
 StatusOr<DumpLayout> DiscoverDump(const std::string& path);
 
+// Keeps the steps numbered in `steps` and the ranks numbered in `ranks`
+// (empty: all) of `layout`, found at `path`; a step numbered -1 (a rank dir
+// or dump.json was given: the user chose it) stays whatever `steps` says.
+// NotFound naming the first step or rank asked for that is not there
+// ("has no step 7 (--step) with the ranks asked for").
+Status SelectStepsAndRanks(const std::vector<int64_t>& steps,
+                           const std::vector<int64_t>& ranks,
+                           const std::string& path, DumpLayout* layout);
+
 // A target rank and the baseline rank it is compared with.
 struct RankPair {
   int64_t target_step = -1;

@@ -81,6 +81,10 @@ struct ReplayBound {
   std::string rule;  // "sum of 150 terms: 150 x 2^-24/2^-24 + 1 ulp of ..."
 };
 
+// x with 4 significant digits ("2.503e+04", "152", "nan"), as replay's
+// bounds, reasons and reports print their numbers.
+std::string ReplayNumber(double x);
+
 // `elementwise_ulps` is the op table's figure for kElementwise (fp32);
 // `k` >= 1 the number of terms for the other kinds.
 ReplayBound ReplayErrorBound(ReplayOpKind kind, double elementwise_ulps,
