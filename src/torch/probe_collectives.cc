@@ -146,6 +146,17 @@ c10::IValue AsPython(const c10::IValue& v) {
   return v;
 }
 
+// The Python call's positional arguments (input_args; `output` again).
+std::vector<c10::IValue> PythonArgs(const PySignature* sig,
+                                    c10::ArrayRef<const c10::IValue> in) {
+  std::vector<c10::IValue> args;
+  if (sig == nullptr) return args;
+  for (int i : sig->args) {
+    if (i < static_cast<int>(in.size())) args.push_back(AsPython(in[i]));
+  }
+  return args;
+}
+
 }  // namespace
 
 void ProbeImpl::CollectiveInputs(const at::RecordFunction& fn, OpContext* ctx) {
@@ -153,12 +164,7 @@ void ProbeImpl::CollectiveInputs(const at::RecordFunction& fn, OpContext* ctx) {
   const PySignature* sig = SignatureOf(C10dOp(fn));
   PyJsonBuilder& e = ctx->entry;
   e.BeginDict().Key("input_args");
-  std::vector<c10::IValue> args;
-  if (sig != nullptr) {
-    for (int i : sig->args) {
-      if (i < static_cast<int>(in.size())) args.push_back(AsPython(in[i]));
-    }
-  }
+  std::vector<c10::IValue> args = PythonArgs(sig, in);
   summarizer_.List(args, ctx->fwd + ".input", &e);
   e.Key("input_kwargs").BeginDict();
   if (sig != nullptr) {
@@ -189,12 +195,7 @@ void ProbeImpl::CollectiveOutputs(const at::RecordFunction& fn,
                                   OpContext* ctx) {
   c10::ArrayRef<const c10::IValue> in = fn.inputs();
   const PySignature* sig = SignatureOf(C10dOp(fn));
-  std::vector<c10::IValue> args;
-  if (sig != nullptr) {
-    for (int i : sig->args) {
-      if (i < static_cast<int>(in.size())) args.push_back(AsPython(in[i]));
-    }
-  }
+  std::vector<c10::IValue> args = PythonArgs(sig, in);
   // The work wrote into the tensors from its own thread, without bumping
   // their version counters: statistics cached for them are stale.
   summarizer_.ClearCache();
