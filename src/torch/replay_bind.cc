@@ -582,32 +582,38 @@ StatusOr<BoundCall> BindCall(const std::string& entry_name,
     }
     api_desc = name;
   }
-  // Python reduction strings, padding_idx None, pad mode.
+  // Python reduction strings and padding_idx None as ATen takes them; the
+  // Python-only options (pad mode, return_indices, max_norm, norm_type)
+  // checked to change nothing, then left out.
   std::vector<PyValue> storage(kw.size());
+  Kwargs kept;
   for (size_t i = 0; i < kw.size(); ++i) {
-    if (kw[i].first == "reduction") {
-      kw[i].second = ReductionAsInt(kw[i].second, &storage[i]);
-    } else if (kw[i].first == "padding_idx" && kw[i].second->is_none()) {
+    auto [name, value] = kw[i];
+    if (name == "reduction") {
+      value = ReductionAsInt(value, &storage[i]);
+    } else if (name == "padding_idx" && value->is_none()) {
       storage[i] = PyValue::Dict(
           {{"type", PyValue::Str("int")}, {"value", PyValue::Int(-1)}});
-      kw[i].second = &storage[i];
-    } else if (kw[i].first == "mode") {
-      const PyValue* m = ScalarValue(*kw[i].second, "str");
+      value = &storage[i];
+    } else if (name == "mode") {
+      const PyValue* m = ScalarValue(*value, "str");
       if (m != nullptr && m->as_str() != "constant") {
         return Status::NotSupported("pad mode '" + m->as_str() +
                                     "' is not replayed");
       }
-      kw[i].first = "_stacklevel";  // dropped
-    } else if (kw[i].first == "return_indices" || kw[i].first == "max_norm") {
-      const PyValue* b = ScalarValue(*kw[i].second, "bool");
-      if (!kw[i].second->is_none() && (b == nullptr || b->as_bool())) {
-        return Status::NotSupported(kw[i].first + " is not replayed");
+      continue;
+    } else if (name == "return_indices" || name == "max_norm") {
+      const PyValue* b = ScalarValue(*value, "bool");
+      if (!value->is_none() && (b == nullptr || b->as_bool())) {
+        return Status::NotSupported(name + " is not replayed");
       }
-      kw[i].first = "_stacklevel";
-    } else if (kw[i].first == "norm_type") {
-      kw[i].first = "_stacklevel";  // only used with max_norm
+      continue;
+    } else if (name == "norm_type") {
+      continue;  // only used with max_norm
     }
+    kept.emplace_back(std::move(name), value);
   }
+  kw = std::move(kept);
   // Each overload tried converts the same recorded tensors: read each file
   // once (the runs clone what they are given, so the tensors can be shared).
   std::map<const PyValue*, at::Tensor> loaded;
