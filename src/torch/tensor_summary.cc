@@ -1,14 +1,17 @@
 #include "torch/tensor_summary.h"
 
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
 #include <optional>
+#include <vector>
 
 #include "lockstep/compare/tensor_stats.h"
+#include "lockstep/core/parallel.h"
 #include "lockstep/format/json_writer.h"
 #include "lockstep/format/zip.h"
 #include "lockstep/torch/tensor_bridge.h"
@@ -44,6 +47,15 @@ std::string OtherDTypeName(const at::Tensor& t) {
   }
 }
 
+// `t`'s elements in contiguous CPU memory: `t` itself when it is a
+// contiguous CPU tensor (the common case: no new TensorImpl), else a copy.
+at::Tensor HostView(const at::Tensor& t) {
+  if (t.device().is_cpu() && t.is_contiguous()) return t;
+  at::Tensor host = t.detach();
+  if (!host.device().is_cpu()) host = host.to(at::kCPU);
+  return host.contiguous();
+}
+
 // Max, Min, Mean, Norm of finite-or-not float statistics as torch's
 // reductions give them: NaN wins, then infinities.
 TensorSummarizer::StatValues FloatStats(const TensorStats& s) {
@@ -67,19 +79,77 @@ TensorSummarizer::StatValues FloatStats(const TensorStats& s) {
   return v;
 }
 
-TensorSummarizer::StatValues HostStats(const at::Tensor& host) {
+// Shortest contiguous run worth a kernel call of its own: below it, the
+// strided tensor is copied to contiguous memory instead.
+constexpr int64_t kMinRun = 256;
+
+// The moments of a CPU tensor read where it lies, without a copy, into *s;
+// false (nothing read) when its layout does not allow that cheaply. Max and
+// Min do not depend on the order of the elements, and Mean and Norm, summed
+// in double, only in their last bits, so the elements are read in memory
+// order:
+// - a tensor that fills its memory span without gaps or overlap
+//   (contiguous, or a transpose or permutation of a contiguous one; PyTorch
+//   has no negative strides, so data_ptr() is the span's start) in one run;
+// - one whose innermost dimensions are contiguous over at least kMinRun
+//   elements (a slice or split of a wider tensor: q, k, v of a fused
+//   projection) run by run.
+bool StridedMoments(DType d, const at::Tensor& t, SplitMoments* m,
+                    TensorStats* s) {
+  const int64_t n = t.numel();
+  if (t.is_non_overlapping_and_dense()) {
+    *s = m->Compute(d, t.data_ptr(), static_cast<size_t>(n));
+    return true;
+  }
+  at::IntArrayRef sizes = t.sizes(), strides = t.strides();
+  int64_t dims = t.dim();
+  // Dimensions [inner, dims) form one contiguous run of `run` elements.
+  int64_t run = 1, inner = dims;
+  while (inner > 0 && (sizes[inner - 1] == 1 || strides[inner - 1] == run)) {
+    run *= sizes[inner - 1];
+    --inner;
+  }
+  if (run < kMinRun) return false;
+  const size_t item = t.element_size();
+  const char* base = static_cast<const char*>(t.data_ptr());
+  std::vector<int64_t> index(static_cast<size_t>(inner), 0);
+  int64_t offset = 0;  // of the current run, in elements
+  *s = TensorStats();
+  for (int64_t done = 0; done < n; done += run) {
+    MergeTensorStats(
+        m->Compute(d, base + offset * item, static_cast<size_t>(run)), s);
+    // The next run: an odometer over the outer dimensions.
+    for (int64_t k = inner - 1; k >= 0; --k) {
+      if (++index[k] < sizes[k]) {
+        offset += strides[k];
+        break;
+      }
+      offset -= strides[k] * (sizes[k] - 1);
+      index[k] = 0;
+    }
+  }
+  return true;
+}
+
+// The statistics of `t`, read where it lies when it is a CPU tensor
+// (StridedMoments), else from a contiguous CPU copy.
+TensorSummarizer::StatValues TensorStatValues(const at::Tensor& t,
+                                              SplitMoments* m) {
   using Kind = TensorSummarizer::StatValues::Kind;
   TensorSummarizer::StatValues v;
-  std::optional<DType> d = FromScalarType(host.scalar_type());
-  if (!d || host.numel() == 0) return v;
+  std::optional<DType> d = FromScalarType(t.scalar_type());
+  if (!d || t.numel() == 0) return v;
   if (*d == DType::kBool) {
     v.kind[0] = v.kind[1] = Kind::kBool;
-    v.i[0] = host.any().item<bool>();
-    v.i[1] = host.all().item<bool>();
+    v.i[0] = t.any().item<bool>();
+    v.i[1] = t.all().item<bool>();
     return v;
   }
-  TensorStats s = ComputeTensorMoments(*d, host.data_ptr(),
-                                       static_cast<size_t>(host.numel()));
+  TensorStats s;
+  if (!t.device().is_cpu() || !StridedMoments(*d, t, m, &s)) {
+    at::Tensor host = HostView(t);
+    s = m->Compute(*d, host.data_ptr(), static_cast<size_t>(host.numel()));
+  }
   if (IsFloatingPoint(*d)) return FloatStats(s);
   v.kind[0] = v.kind[1] = Kind::kInt;
   v.i[0] = static_cast<int64_t>(s.max);
@@ -98,15 +168,6 @@ void WriteShape(const at::Tensor& t, PyJsonBuilder* b) {
 // text (strings escape them), so Resolve finds exactly these.
 constexpr char kDeferredMark = '\x01';
 constexpr char kDeferredEnd = '\x02';
-
-// `t`'s elements in contiguous CPU memory: `t` itself when it is a
-// contiguous CPU tensor (the common case: no new TensorImpl), else a copy.
-at::Tensor HostView(const at::Tensor& t) {
-  if (t.device().is_cpu() && t.is_contiguous()) return t;
-  at::Tensor host = t.detach();
-  if (!host.device().is_cpu()) host = host.to(at::kCPU);
-  return host.contiguous();
-}
 
 // Why the probe cannot summarize `t`, or "" when it can.
 std::string UnreadableReason(const at::Tensor& t) {
@@ -130,6 +191,10 @@ std::string UnreadableReason(const at::Tensor& t) {
 }
 
 }  // namespace
+
+bool TensorSummarizer::HelperCoreIdle() {
+  return at::get_num_threads() < HardwareThreads();
+}
 
 bool TensorSummarizer::StatValues::NonFinite() const {
   for (int k = 0; k < 4; ++k) {
@@ -167,7 +232,7 @@ void TensorSummarizer::Stats(const at::Tensor& t, PyJsonBuilder* b,
   const StatValues* hit = FindCached(t);
   StatValues fresh;
   if (hit == nullptr) {
-    fresh = HostStats(HostView(t));
+    fresh = TensorStatValues(t, moments_.get());
     Remember(t, fresh);
     hit = &fresh;
   }

@@ -118,6 +118,41 @@ TEST_F(ProbeTest, ViewsShareStatisticsUntilTheDataChanges) {
                 "view after add_");
 }
 
+// Strided tensors are summarized where they lie (src/torch/tensor_summary.cc
+// StridedMoments): a slice of a fused projection's output (runs of 384
+// contiguous elements), a transpose (dense, one run), an expanded tensor
+// (stride 0: the repeats count, as in the logical tensor), a bf16 slice,
+// and a column slice whose runs are too short to read one by one (copied).
+TEST_F(ProbeTest, StridedTensorsHaveTheStatisticsOfTheirElements) {
+  at::Tensor fused = at::linspace(-7, 9, 4 * 5 * 3 * 384).reshape({4, 5, 1152});
+  std::vector<at::Tensor> qkv = fused.split(384, -1);
+  at::Tensor wide = at::sin(at::arange(6 * 700, at::kFloat)).reshape({6, 700});
+  at::Tensor transposed = wide.t();
+  at::Tensor expanded = at::cos(at::arange(300, at::kFloat)).expand({3, 300});
+  at::Tensor bf16 = fused.to(at::kBFloat16).narrow(-1, 384, 384);
+  at::Tensor columns = wide.narrow(1, 3, 5);
+  ASSERT_FALSE(qkv[1].is_contiguous());
+  ASSERT_FALSE(transposed.is_contiguous());
+  ASSERT_FALSE(columns.is_contiguous());
+  auto p = MakeProbe(Config());
+  ASSERT_TRUE(p->Start().ok());
+  for (const at::Tensor& t :
+       {qkv[0], qkv[1], qkv[2], transposed, expanded, bf16, columns}) {
+    at::neg(t);
+  }
+  ASSERT_TRUE(p->Stop().ok());
+  DumpFile d = ReadDump();
+  const char* what[] = {
+      "q", "k", "v", "transpose", "expand", "bf16 slice", "short columns"};
+  std::vector<at::Tensor> inputs = {qkv[0],   qkv[1], qkv[2], transposed,
+                                    expanded, bf16,   columns};
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    ExpectStatsOf(Item(Entry(d, "Torch.neg." + std::to_string(i) + ".forward"),
+                       "input_args", 0),
+                  inputs[i], what[i]);
+  }
+}
+
 // Inputs that exercise the summary rules, made before a probe starts.
 struct OddValues {
   float nan = std::numeric_limits<float>::quiet_NaN();
