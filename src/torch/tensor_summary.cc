@@ -1,7 +1,6 @@
 #include "torch/tensor_summary.h"
 
 #include <ATen/ATen.h>
-#include <ATen/Parallel.h>
 
 #include <cmath>
 #include <cstdio>
@@ -11,7 +10,6 @@
 #include <vector>
 
 #include "lockstep/compare/tensor_stats.h"
-#include "lockstep/core/parallel.h"
 #include "lockstep/format/json_writer.h"
 #include "lockstep/format/zip.h"
 #include "lockstep/torch/tensor_bridge.h"
@@ -94,11 +92,10 @@ constexpr int64_t kMinRun = 256;
 // - one whose innermost dimensions are contiguous over at least kMinRun
 //   elements (a slice or split of a wider tensor: q, k, v of a fused
 //   projection) run by run.
-bool StridedMoments(DType d, const at::Tensor& t, SplitMoments* m,
-                    TensorStats* s) {
+bool StridedMoments(DType d, const at::Tensor& t, TensorStats* s) {
   const int64_t n = t.numel();
   if (t.is_non_overlapping_and_dense()) {
-    *s = m->Compute(d, t.data_ptr(), static_cast<size_t>(n));
+    *s = ComputeTensorMoments(d, t.data_ptr(), static_cast<size_t>(n));
     return true;
   }
   at::IntArrayRef sizes = t.sizes(), strides = t.strides();
@@ -116,8 +113,9 @@ bool StridedMoments(DType d, const at::Tensor& t, SplitMoments* m,
   int64_t offset = 0;  // of the current run, in elements
   *s = TensorStats();
   for (int64_t done = 0; done < n; done += run) {
-    MergeTensorStats(
-        m->Compute(d, base + offset * item, static_cast<size_t>(run)), s);
+    MergeTensorStats(ComputeTensorMoments(d, base + offset * item,
+                                          static_cast<size_t>(run)),
+                     s);
     // The next run: an odometer over the outer dimensions.
     for (int64_t k = inner - 1; k >= 0; --k) {
       if (++index[k] < sizes[k]) {
@@ -133,8 +131,7 @@ bool StridedMoments(DType d, const at::Tensor& t, SplitMoments* m,
 
 // The statistics of `t`, read where it lies when it is a CPU tensor
 // (StridedMoments), else from a contiguous CPU copy.
-TensorSummarizer::StatValues TensorStatValues(const at::Tensor& t,
-                                              SplitMoments* m) {
+TensorSummarizer::StatValues TensorStatValues(const at::Tensor& t) {
   using Kind = TensorSummarizer::StatValues::Kind;
   TensorSummarizer::StatValues v;
   std::optional<DType> d = FromScalarType(t.scalar_type());
@@ -146,9 +143,10 @@ TensorSummarizer::StatValues TensorStatValues(const at::Tensor& t,
     return v;
   }
   TensorStats s;
-  if (!t.device().is_cpu() || !StridedMoments(*d, t, m, &s)) {
+  if (!t.device().is_cpu() || !StridedMoments(*d, t, &s)) {
     at::Tensor host = HostView(t);
-    s = m->Compute(*d, host.data_ptr(), static_cast<size_t>(host.numel()));
+    s = ComputeTensorMoments(*d, host.data_ptr(),
+                             static_cast<size_t>(host.numel()));
   }
   if (IsFloatingPoint(*d)) return FloatStats(s);
   v.kind[0] = v.kind[1] = Kind::kInt;
@@ -192,10 +190,6 @@ std::string UnreadableReason(const at::Tensor& t) {
 
 }  // namespace
 
-bool TensorSummarizer::HelperCoreIdle() {
-  return at::get_num_threads() < HardwareThreads();
-}
-
 bool TensorSummarizer::StatValues::NonFinite() const {
   for (int k = 0; k < 4; ++k) {
     if (kind[k] == Kind::kFloat && !std::isfinite(f[k])) return true;
@@ -232,7 +226,7 @@ void TensorSummarizer::Stats(const at::Tensor& t, PyJsonBuilder* b,
   const StatValues* hit = FindCached(t);
   StatValues fresh;
   if (hit == nullptr) {
-    fresh = TensorStatValues(t, moments_.get());
+    fresh = TensorStatValues(t);
     Remember(t, fresh);
     hit = &fresh;
   }

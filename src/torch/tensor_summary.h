@@ -22,7 +22,6 @@
 #include <ATen/core/Tensor.h>
 #include <ATen/core/ivalue.h>
 
-#include <memory>
 #include <string>
 #include <vector>
 
@@ -30,7 +29,6 @@
 #include "lockstep/format/background_writer.h"
 #include "lockstep/format/dump_writer.h"
 #include "lockstep/format/py_json_builder.h"
-#include "torch/split_moments.h"
 
 namespace lockstep {
 
@@ -38,10 +36,6 @@ struct SummaryMode {
   bool save = false;          // queue tensors as .npy files
   bool crc = false;           // add "md5": CRC-32 of the bytes
   bool device_style = false;  // reduce on the device, fetch in Resolve
-  // Large CPU tensors' statistics on a second core too (split_moments.h;
-  // the same results without), when LibTorch's intra-op threads leave a
-  // hardware thread idle.
-  bool helper_thread = true;
 };
 
 // Each call writes one value as the next value of a PyJsonBuilder (the
@@ -49,10 +43,7 @@ struct SummaryMode {
 class TensorSummarizer {
  public:
   TensorSummarizer(SummaryMode mode, BackgroundWriter* files)
-      : mode_(mode),
-        files_(files),
-        moments_(std::make_unique<SplitMoments>(mode.helper_thread &&
-                                                HelperCoreIdle())) {}
+      : mode_(mode), files_(files) {}
 
   void set_dump_writer(DumpWriter* w) { dump_ = w; }
   void set_save(bool save) { mode_.save = save; }
@@ -121,8 +112,6 @@ class TensorSummarizer {
   void ListAt(const c10::IValue* values, size_t n, std::string* stem,
               PyJsonBuilder* b, bool* overflow);
   void Stats(const at::Tensor& t, PyJsonBuilder* b, bool* overflow);
-  // Whether LibTorch's intra-op threads leave a hardware thread idle.
-  static bool HelperCoreIdle();
   void DeferStats(const at::Tensor& t, PyJsonBuilder* b);
   std::string SaveFile(const at::Tensor& t, const std::string& stem);
 
@@ -148,7 +137,6 @@ class TensorSummarizer {
 
   SummaryMode mode_;
   BackgroundWriter* files_;
-  std::unique_ptr<SplitMoments> moments_;
   DumpWriter* dump_ = nullptr;
   bool files_disabled_ = false;
   std::vector<at::Tensor> deferred_;  // [max, min, mean, norm] in double
