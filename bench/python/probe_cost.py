@@ -11,6 +11,7 @@ the core the probe's writer thread needs.
 
     /usr/bin/python3 bench/python/probe_cost.py [--reps 7] [--steps 20]
         [--dump-root /dev/shm] [--lib build/lib/liblockstep_py.so]
+        [--clock wall|thread]
 
 Prints one line per case: the median step in ms and the ratio to the plain
 step ("no probe"). Dumps go under --dump-root (tmpfs by default, so that
@@ -47,6 +48,11 @@ def main():
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--dump-root", default="/dev/shm")
     ap.add_argument("--lib", default=None)
+    ap.add_argument("--clock", choices=("wall", "thread"), default="wall",
+                    help="wall: perf_counter; thread: the training thread's "
+                    "CPU time (time.thread_time), which leaves out the time "
+                    "other processes take the core: steadier on a shared "
+                    "machine, blind to work the probe moves to other threads")
     ap.add_argument("--cases", default="none,statistics,md5",
                     help="comma-separated: none, statistics, md5, tensor, "
                     "shadow, shadow@R (sample_rate R)")
@@ -61,17 +67,19 @@ def main():
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
     batches = [tiny_gpt.batch(k, s) for s in range(a.steps)]
 
+    clock = time.perf_counter if a.clock == "wall" else time.thread_time
+
     def run_steps(probe):
         times = []
         for idx, tgt in batches:
-            t0 = time.perf_counter()
+            t0 = clock()
             opt.zero_grad()
             loss = model(idx, tgt)
             loss.backward()
             opt.step()
             if probe is not None:
                 probe.step()
-            times.append(time.perf_counter() - t0)
+            times.append(clock() - t0)
         return times
 
     cases = a.cases.split(",")
@@ -109,7 +117,7 @@ def main():
             per_case[c].append(statistics.median(times[1:]))
     base = statistics.median(per_case["none"]) if "none" in per_case else None
     print(f"tiny_gpt d=128 seq=64 batch=8 blocks=2, {a.reps} reps x "
-          f"{a.steps} steps, dumps under {a.dump_root}")
+          f"{a.steps} steps, dumps under {a.dump_root}, {a.clock} clock")
     for c in cases:
         m = statistics.median(per_case[c])
         ratio = f"{m / base:.2f}x" if base else "-"

@@ -122,34 +122,48 @@ TEST_F(ProbeTest, ViewsShareStatisticsUntilTheDataChanges) {
 // StridedMoments): a slice of a fused projection's output (runs of 384
 // contiguous elements), a transpose (dense, one run), an expanded tensor
 // (stride 0: the repeats count, as in the logical tensor), a bf16 slice,
-// and a column slice whose runs are too short to read one by one (copied).
+// the heads of a fused q (runs of 32: copied), a column
+// slice (runs of 5), every other row of a transpose (runs of 1) and a
+// strided int64 tensor.
 TEST_F(ProbeTest, StridedTensorsHaveTheStatisticsOfTheirElements) {
   at::Tensor fused = at::linspace(-7, 9, 4 * 5 * 3 * 384).reshape({4, 5, 1152});
   std::vector<at::Tensor> qkv = fused.split(384, -1);
   at::Tensor wide = at::sin(at::arange(6 * 700, at::kFloat)).reshape({6, 700});
-  at::Tensor transposed = wide.t();
-  at::Tensor expanded = at::cos(at::arange(300, at::kFloat)).expand({3, 300});
-  at::Tensor bf16 = fused.to(at::kBFloat16).narrow(-1, 384, 384);
-  at::Tensor columns = wide.narrow(1, 3, 5);
-  ASSERT_FALSE(qkv[1].is_contiguous());
-  ASSERT_FALSE(transposed.is_contiguous());
-  ASSERT_FALSE(columns.is_contiguous());
+  std::vector<at::Tensor> inputs = {
+      qkv[0],
+      qkv[1],
+      qkv[2],
+      wide.t(),
+      at::cos(at::arange(300, at::kFloat)).expand({3, 300}),
+      fused.to(at::kBFloat16).narrow(-1, 384, 384),
+      qkv[0].reshape({4, 5, 12, 32}).transpose(1, 2),
+      wide.narrow(1, 3, 5),
+      wide.t().slice(0, 0, 700, 2),
+      at::arange(-900, 900, at::kLong).reshape({30, 60}).t().slice(1, 1, 30, 3),
+  };
+  const char* what[] = {"q",          "k",       "v",
+                        "transpose",  "expand",  "bf16 slice",
+                        "heads of q", "columns", "every other row of t()",
+                        "int64 slice"};
+  for (size_t i : {0, 1, 2, 6, 7, 8, 9}) {
+    ASSERT_FALSE(inputs[i].is_non_overlapping_and_dense()) << what[i];
+  }
   auto p = MakeProbe(Config());
   ASSERT_TRUE(p->Start().ok());
-  for (const at::Tensor& t :
-       {qkv[0], qkv[1], qkv[2], transposed, expanded, bf16, columns}) {
-    at::neg(t);
-  }
+  for (const at::Tensor& t : inputs) at::neg(t);
   ASSERT_TRUE(p->Stop().ok());
   DumpFile d = ReadDump();
-  const char* what[] = {
-      "q", "k", "v", "transpose", "expand", "bf16 slice", "short columns"};
-  std::vector<at::Tensor> inputs = {qkv[0],   qkv[1], qkv[2], transposed,
-                                    expanded, bf16,   columns};
   for (size_t i = 0; i < inputs.size(); ++i) {
-    ExpectStatsOf(Item(Entry(d, "Torch.neg." + std::to_string(i) + ".forward"),
-                       "input_args", 0),
-                  inputs[i], what[i]);
+    const PyValue& in =
+        Item(Entry(d, "Torch.neg." + std::to_string(i) + ".forward"),
+             "input_args", 0);
+    if (inputs[i].scalar_type() == at::kLong) {
+      SCOPED_TRACE(what[i]);
+      EXPECT_EQ(in.Find("Max")->as_int(), inputs[i].max().item<int64_t>());
+      EXPECT_EQ(in.Find("Min")->as_int(), inputs[i].min().item<int64_t>());
+      continue;
+    }
+    ExpectStatsOf(in, inputs[i], what[i]);
   }
 }
 
