@@ -10,12 +10,19 @@
 
 #include <exception>
 #include <string>
+#include <utility>
+
+// LibTorch's own headers install without Gloo's in some packagings (the
+// PyTorch wheels): there the group is not built and Connect says so.
+#if __has_include(<gloo/algorithm.h>)
+#define LOCKSTEP_HAVE_GLOO 1
 #include <torch/csrc/distributed/c10d/FileStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
-#include <utility>
+#endif
 
 namespace lockstep {
 
+#ifdef LOCKSTEP_HAVE_GLOO
 struct GlooGroup::Impl {
   c10::intrusive_ptr<c10d::ProcessGroupGloo> pg;
   std::chrono::milliseconds timeout;
@@ -129,5 +136,39 @@ Status GlooGroup::Barrier() {
     return Status::IoError(Subject(rank_), e.what());
   }
 }
+
+#else  // !LOCKSTEP_HAVE_GLOO
+
+struct GlooGroup::Impl {};
+
+GlooGroup::GlooGroup(std::unique_ptr<Impl> impl, int rank, int world_size)
+    : impl_(std::move(impl)), rank_(rank), world_size_(world_size) {}
+
+GlooGroup::~GlooGroup() = default;
+
+namespace {
+
+Status NoGloo(int rank) {
+  return Status::NotSupported(
+      "gloo group (rank " + std::to_string(rank) + ")",
+      "this LibTorch was installed without Gloo's headers (gloo/algorithm.h)");
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<GlooGroup>> GlooGroup::Connect(
+    const GlooGroupOptions& o) {
+  return NoGloo(o.rank);
+}
+
+StatusOr<bool> GlooGroup::AnyRank(bool) { return NoGloo(rank_); }
+
+Status GlooGroup::AllReduceMean(const std::vector<at::Tensor>&) {
+  return NoGloo(rank_);
+}
+
+Status GlooGroup::Barrier() { return NoGloo(rank_); }
+
+#endif  // LOCKSTEP_HAVE_GLOO
 
 }  // namespace lockstep
