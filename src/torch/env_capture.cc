@@ -11,6 +11,7 @@
 #include <exception>
 #include <filesystem>
 #include <thread>
+#include <type_traits>
 
 #include "lockstep/core/file.h"
 #include "lockstep/curve/tfrecord.h"
@@ -70,6 +71,18 @@ const char* MatmulPrecisionName(at::Float32MatmulPrecision p) {
   return "unknown";
 }
 
+// Whether cuBLAS may reduce fp16 GEMMs in reduced precision: LibTorch 1.x
+// answers a bool, 2.x a CuBLASReductionOption (which also says whether
+// split-K is allowed; only its first value allows the reduced precision).
+template <typename T>
+bool Fp16ReductionAllowed(T option) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return option;
+  } else {
+    return option == T::AllowReducedPrecisionWithSplitK;
+  }
+}
+
 void AddSeeds(const EnvCaptureOptions& o, EnvFingerprint* fp) {
   at::Generator gen = at::globalContext().defaultGenerator(at::kCPU);
   fp->Set("seed", "torch_cpu", std::to_string(gen.current_seed()));
@@ -93,7 +106,7 @@ void AddFlags(EnvFingerprint* fp) {
   fp->Set("precision", "float32_matmul_precision",
           MatmulPrecisionName(c.float32MatmulPrecision()));
   fp->Set("precision", "allow_fp16_reduction_cublas",
-          Bool(c.allowFP16ReductionCuBLAS()));
+          Bool(Fp16ReductionAllowed(c.allowFP16ReductionCuBLAS())));
   fp->Set("precision", "denormals", host::DenormalFlags());
 }
 
