@@ -83,6 +83,19 @@ bool Fp16ReductionAllowed(T option) {
   }
 }
 
+// A LibTorch setting as `get` reads it, or nullopt where LibTorch refuses
+// to say: 2.9+ throws from its older TF32 getters (allowTF32CuBLAS,
+// allowTF32CuDNN) once the newer fp32_precision switches hold a state they
+// cannot express, which must not stop a capture (or a probe's start).
+template <typename F>
+Value Setting(F&& get) {
+  try {
+    return get();
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
 void AddSeeds(const EnvCaptureOptions& o, EnvFingerprint* fp) {
   at::Generator gen = at::globalContext().defaultGenerator(at::kCPU);
   fp->Set("seed", "torch_cpu", std::to_string(gen.current_seed()));
@@ -101,12 +114,16 @@ void AddFlags(EnvFingerprint* fp) {
   fp->Set("determinism", "cudnn_deterministic", Bool(c.deterministicCuDNN()));
   fp->Set("determinism", "cudnn_benchmark", Bool(c.benchmarkCuDNN()));
   fp->Set("determinism", "cudnn_enabled", Bool(c.userEnabledCuDNN()));
-  fp->Set("precision", "allow_tf32_cublas", Bool(c.allowTF32CuBLAS()));
-  fp->Set("precision", "allow_tf32_cudnn", Bool(c.allowTF32CuDNN()));
-  fp->Set("precision", "float32_matmul_precision",
-          MatmulPrecisionName(c.float32MatmulPrecision()));
-  fp->Set("precision", "allow_fp16_reduction_cublas",
-          Bool(Fp16ReductionAllowed(c.allowFP16ReductionCuBLAS())));
+  fp->Set("precision", "allow_tf32_cublas",
+          Setting([&]() -> Value { return Bool(c.allowTF32CuBLAS()); }));
+  fp->Set("precision", "allow_tf32_cudnn",
+          Setting([&]() -> Value { return Bool(c.allowTF32CuDNN()); }));
+  fp->Set("precision", "float32_matmul_precision", Setting([&]() -> Value {
+            return MatmulPrecisionName(c.float32MatmulPrecision());
+          }));
+  fp->Set("precision", "allow_fp16_reduction_cublas", Setting([&]() -> Value {
+            return Bool(Fp16ReductionAllowed(c.allowFP16ReductionCuBLAS()));
+          }));
   fp->Set("precision", "denormals", host::DenormalFlags());
 }
 
