@@ -6,7 +6,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
+#include <map>
 #include <optional>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "lockstep/compare/tensor_stats.h"
@@ -113,9 +116,9 @@ bool StridedMoments(DType d, const at::Tensor& t, TensorStats* s) {
   int64_t offset = 0;  // of the current run, in elements
   *s = TensorStats();
   for (int64_t done = 0; done < n; done += run) {
-    MergeTensorStats(ComputeTensorMoments(d, base + offset * item,
-                                          static_cast<size_t>(run)),
-                     s);
+    MergeTensorStats(
+        ComputeTensorMoments(d, base + offset * item, static_cast<size_t>(run)),
+        s);
     // The next run: an odometer over the outer dimensions.
     for (int64_t k = inner - 1; k >= 0; --k) {
       if (++index[k] < sizes[k]) {
@@ -220,10 +223,21 @@ void TensorSummarizer::StatValues::WriteTo(PyJsonBuilder* b) const {
 void TensorSummarizer::Stats(const at::Tensor& t, PyJsonBuilder* b,
                              bool* overflow) {
   bool device_style = mode_.device_style || !t.device().is_cpu();
+  const CachedStats* cached = FindCached(t);
   if (device_style && t.is_floating_point() && t.numel() > 0 && !overflow) {
-    return DeferStats(t, b);
+    // An operator's output that the next one takes as input is reduced
+    // once: its placeholders name the same deferred slot.
+    if (cached != nullptr && cached->slot >= 0) {
+      return WriteDeferredMarks(static_cast<size_t>(cached->slot), b);
+    }
+    if (cached != nullptr) return cached->stats.WriteTo(b);
+    size_t slot = DeferStats(t);
+    Remember(t, StatValues(), static_cast<int64_t>(slot));
+    return WriteDeferredMarks(slot, b);
   }
-  const StatValues* hit = FindCached(t);
+  // A deferred entry has no values until Resolve.
+  const StatValues* hit =
+      cached != nullptr && cached->slot < 0 ? &cached->stats : nullptr;
   StatValues fresh;
   if (hit == nullptr) {
     fresh = TensorStatValues(t);
@@ -234,10 +248,10 @@ void TensorSummarizer::Stats(const at::Tensor& t, PyJsonBuilder* b,
   hit->WriteTo(b);
 }
 
-const TensorSummarizer::StatValues* TensorSummarizer::FindCached(
+const TensorSummarizer::CachedStats* TensorSummarizer::FindCached(
     const at::Tensor& t) const {
   const CachedStats* c = const_cast<TensorSummarizer*>(this)->FindEntry(t);
-  if (c != nullptr) return &c->stats;
+  if (c != nullptr) return c;
   // A view that holds exactly the elements of a cached tensor (view,
   // reshape, transpose, permute, t, flatten, squeeze, contiguous of a
   // contiguous tensor, ...): both dense and non-overlapping over the same
@@ -256,7 +270,7 @@ const TensorSummarizer::StatValues* TensorSummarizer::FindCached(
         e.tensor.storage().unsafeGetStorageImpl() ==
             t.storage().unsafeGetStorageImpl() &&
         e.tensor.is_non_overlapping_and_dense()) {
-      return &e.stats;
+      return &e;
     }
   }
   return nullptr;
@@ -291,9 +305,11 @@ uint32_t TensorSummarizer::TensorCrc(const at::Tensor& t) {
   return crc;
 }
 
-void TensorSummarizer::Remember(const at::Tensor& t, const StatValues& stats) {
+void TensorSummarizer::Remember(const at::Tensor& t, const StatValues& stats,
+                                int64_t slot) {
   if (t.is_inference() || !t.has_storage()) return;
   CachedStats c{t, static_cast<uint32_t>(t._version()), stats};
+  c.slot = slot;
   if (cache_.size() < kCacheSize) {
     cache_.push_back(std::move(c));
   } else {
@@ -302,13 +318,21 @@ void TensorSummarizer::Remember(const at::Tensor& t, const StatValues& stats) {
   }
 }
 
-void TensorSummarizer::DeferStats(const at::Tensor& t, PyJsonBuilder* b) {
+size_t TensorSummarizer::DeferStats(const at::Tensor& t) {
+  // Three reductions, one kernel each on a GPU (the probe's cost there is
+  // the number of operators it launches per tensor): min and max together,
+  // and the sum and the norm accumulated in double whatever the dtype.
   at::Tensor x = t.detach();
-  at::Tensor wide = x.scalar_type() == at::kDouble ? x : x.to(at::kFloat);
-  deferred_.push_back(
-      at::stack({x.max().to(at::kDouble), x.min().to(at::kDouble),
-                 wide.mean().to(at::kDouble), wide.norm().to(at::kDouble)}));
-  size_t slot = deferred_.size() - 1;
+  Deferred d;
+  std::tie(d.min, d.max) = at::aminmax(x);
+  d.sum = at::sum(x, at::kDouble);
+  d.norm = at::linalg_vector_norm(x, 2, c10::nullopt, false, at::kDouble);
+  d.n = x.numel();
+  deferred_.push_back(std::move(d));
+  return deferred_.size() - 1;
+}
+
+void TensorSummarizer::WriteDeferredMarks(size_t slot, PyJsonBuilder* b) {
   for (size_t k = 0; k < 4; ++k) {
     std::string mark(1, kDeferredMark);
     mark += std::to_string(slot * 4 + k);
@@ -471,11 +495,56 @@ void TensorSummarizer::Value(const c10::IValue& v, std::string* stem,
   }
 }
 
+std::vector<double> TensorSummarizer::FetchDeferred() const {
+  // [max, min, mean, norm] of each deferred tensor. One stack and one copy
+  // to the host per device and dtype (min/max) and per device (sums and
+  // norms): a handful of transfers per step, however many tensors.
+  std::vector<double> values(deferred_.size() * 4);
+  std::map<std::pair<std::string, int>, std::vector<size_t>> groups;
+  for (size_t i = 0; i < deferred_.size(); ++i) {
+    const at::Tensor& m = deferred_[i].min;
+    groups[{m.device().str(), static_cast<int>(m.scalar_type())}].push_back(i);
+  }
+  std::map<std::string, std::vector<size_t>> by_device;
+  for (const auto& [key, members] : groups) {
+    std::vector<at::Tensor> extremes;
+    extremes.reserve(members.size() * 2);
+    for (size_t i : members) {
+      extremes.push_back(deferred_[i].max);
+      extremes.push_back(deferred_[i].min);
+    }
+    at::Tensor host =
+        at::stack(extremes).to(at::kDouble).to(at::kCPU).contiguous();
+    const double* v = host.data_ptr<double>();
+    for (size_t j = 0; j < members.size(); ++j) {
+      values[members[j] * 4] = v[2 * j];
+      values[members[j] * 4 + 1] = v[2 * j + 1];
+    }
+    std::vector<size_t>& all = by_device[key.first];
+    all.insert(all.end(), members.begin(), members.end());
+  }
+  for (const auto& [device, members] : by_device) {
+    std::vector<at::Tensor> sums;
+    sums.reserve(members.size() * 2);
+    for (size_t i : members) {
+      sums.push_back(deferred_[i].sum);
+      sums.push_back(deferred_[i].norm);
+    }
+    at::Tensor host = at::stack(sums).to(at::kCPU).contiguous();
+    const double* v = host.data_ptr<double>();
+    for (size_t j = 0; j < members.size(); ++j) {
+      const Deferred& d = deferred_[members[j]];
+      values[members[j] * 4 + 2] = v[2 * j] / static_cast<double>(d.n);
+      values[members[j] * 4 + 3] = v[2 * j + 1];
+    }
+  }
+  return values;
+}
+
 void TensorSummarizer::Resolve(std::vector<std::string>* texts) {
   if (deferred_.empty()) return;
-  at::Tensor all = at::stack(deferred_).to(at::kCPU).contiguous();
-  const double* values = all.data_ptr<double>();
-  size_t count = static_cast<size_t>(all.numel());
+  std::vector<double> values = FetchDeferred();
+  size_t count = values.size();
   for (std::string& text : *texts) {
     size_t at = text.find(kDeferredMark);
     if (at == std::string::npos) continue;

@@ -112,7 +112,12 @@ class TensorSummarizer {
   void ListAt(const c10::IValue* values, size_t n, std::string* stem,
               PyJsonBuilder* b, bool* overflow);
   void Stats(const at::Tensor& t, PyJsonBuilder* b, bool* overflow);
-  void DeferStats(const at::Tensor& t, PyJsonBuilder* b);
+  // Queues t's reductions on its device; returns their slot in deferred_.
+  size_t DeferStats(const at::Tensor& t);
+  // The placeholders of slot's four statistics, as members of b's dict.
+  void WriteDeferredMarks(size_t slot, PyJsonBuilder* b);
+  // The deferred statistics, [max, min, mean, norm] per tensor, on the host.
+  std::vector<double> FetchDeferred() const;
   std::string SaveFile(const at::Tensor& t, const std::string& stem);
 
   // The statistics of the last few tensors summarized: an operator's output
@@ -125,12 +130,17 @@ class TensorSummarizer {
     StatValues stats;
     bool has_crc = false;  // md5 mode: the CRC-32 of its bytes, once known
     uint32_t crc = 0;
+    // Device-style: the slot in deferred_ of its statistics (`stats` are
+    // unknown until Resolve); -1 for immediate statistics.
+    int64_t slot = -1;
   };
-  const StatValues* FindCached(const at::Tensor& t) const;
+  // The entry of t, or of a cached tensor whose elements t views exactly.
+  const CachedStats* FindCached(const at::Tensor& t) const;
   CachedStats* FindEntry(const at::Tensor& t);
   // md5 mode: the CRC-32 of t's bytes, from the cache when t was seen.
   uint32_t TensorCrc(const at::Tensor& t);
-  void Remember(const at::Tensor& t, const StatValues& stats);
+  void Remember(const at::Tensor& t, const StatValues& stats,
+                int64_t slot = -1);
   static constexpr size_t kCacheSize = 8;
   std::vector<CachedStats> cache_;
   size_t cache_next_ = 0;
@@ -139,7 +149,13 @@ class TensorSummarizer {
   BackgroundWriter* files_;
   DumpWriter* dump_ = nullptr;
   bool files_disabled_ = false;
-  std::vector<at::Tensor> deferred_;  // [max, min, mean, norm] in double
+  // A device tensor's reductions, fetched in Resolve: min and max in its
+  // dtype, the sum and the L2 norm in double.
+  struct Deferred {
+    at::Tensor min, max, sum, norm;
+    int64_t n = 0;
+  };
+  std::vector<Deferred> deferred_;
   Status error_;
   std::vector<Skip> skips_;
 };
