@@ -157,9 +157,15 @@ class RankWalker {
     outputs_.reserve(order.size());
   }
 
+  // The first divergence. When it is a missing or inserted call (the op
+  // streams differ: a fused op, a foreach optimizer), the walk goes on past
+  // it, and its detail says what the matched calls after it show: the
+  // first one that diverges, or that they all agree.
   std::optional<FirstDivergence> Walk() {
     int step = INT32_MIN;
     size_t entry_in_step = 0;
+    std::optional<FirstDivergence> gap;
+    size_t agreeing = 0;  // matched entries judged after the gap
     for (size_t i = 0; i < order_.size();) {
       Span s{i, i};
       const CompareRow& head = Row(i);
@@ -173,18 +179,37 @@ class RankWalker {
         first_step_ = head.step == Row(0).step;
       }
       if (const AlignmentGap* g = first_missing_;  // missing before this?
-          g && (g->step < step ||
-                (g->step == step && g->target_position <= entry_in_step))) {
-        return Missing(*g, order_[s.begin]);
+          !gap && g &&
+          (g->step < step ||
+           (g->step == step && g->target_position <= entry_in_step))) {
+        gap = Missing(*g, order_[s.begin]);
       }
-      if (auto f = Judge(s)) return f;
+      if (auto f = Judge(s)) {
+        if (!gap) {
+          if (f->reason != DivergenceReason::kMissing) return f;
+          gap = std::move(f);
+        } else if (f->reason != DivergenceReason::kMissing) {
+          gap->detail +=
+              "; the first matched call after it that diverges: " + f->entry +
+              " (step " + std::to_string(f->step) + ", " +
+              DivergenceReasonName(f->reason) + ")";
+          return gap;
+        }
+      } else if (gap) {
+        ++agreeing;
+      }
       ++entry_in_step;
       i = s.end;
     }
-    if (first_missing_) {
-      return Missing(*first_missing_, order_.empty() ? 0 : order_.back());
+    if (!gap && first_missing_) {
+      gap = Missing(*first_missing_, order_.empty() ? 0 : order_.back());
     }
-    return std::nullopt;
+    if (gap && agreeing > 0) {
+      gap->detail += "; the " + std::to_string(agreeing) +
+                     " matched calls after it all agree: the calls differ, "
+                     "their results do not";
+    }
+    return gap;
   }
 
  private:

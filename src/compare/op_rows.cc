@@ -216,6 +216,25 @@ void SetAllStats(OpRow* r, const PyValue& v) {
 }
 
 // The special cases of msprobe's gen_op_item for leaves without a dtype.
+// "cuda", "npu:0", "cpu": a device as torch spells it in a string
+// argument (x.to("cuda")), which runs on different devices give by design.
+bool LooksLikeDevice(std::string_view s) {
+  static constexpr std::string_view kTypes[] = {
+      "cpu",  "cuda", "npu",  "xpu", "mps", "xla",          "hpu",
+      "meta", "mlu",  "musa", "ipu", "hip", "privateuseone"};
+  std::string_view type = s.substr(0, s.find(':'));
+  bool known = false;
+  for (std::string_view t : kTypes) known = known || type == t;
+  if (!known) return false;
+  if (type.size() == s.size()) return true;
+  std::string_view index = s.substr(type.size() + 1);
+  if (index.empty()) return false;
+  for (char c : index) {
+    if (c < '0' || c > '9') return false;
+  }
+  return true;
+}
+
 template <typename V>
 void FillValueLeaf(const Keys<V>& k, std::string_view name, OpRow* r) {
   // A P2POp's "tensor" may lack a "type": no special case then.
@@ -252,6 +271,9 @@ void FillValueLeaf(const Keys<V>& k, std::string_view name, OpRow* r) {
     r->shape = "[]";
     SetAllStats(r, value);
   }
+  r->is_device =
+      type == "torch.device" ||
+      (value.kind() == PyValue::Kind::kStr && LooksLikeDevice(value.as_str()));
 }
 
 template <typename V>

@@ -141,8 +141,15 @@ RowVerdict JudgeRow(CompareMode mode, const MsprobeRow& row,
     Raise(&v, Verdict::kWarning, DivergenceReason::kDtype,
           "dtype " + a.dtype + " vs " + b.dtype);
   if (!a.is_tensor && !a.is_null && !PyEquals(a.stats[0], b.stats[0])) {
-    Raise(&v, Verdict::kError, DivergenceReason::kPrecision,
-          "value " + a.stats[0].PyStr() + " vs " + b.stats[0].PyStr());
+    if (a.is_device && b.is_device) {
+      // GPU vs NPU, CPU vs GPU: the runs are on different devices.
+      v.messages.push_back("device " + a.stats[0].PyStr() + " vs " +
+                           b.stats[0].PyStr() +
+                           " (runs on different devices: not a divergence)");
+    } else {
+      Raise(&v, Verdict::kError, DivergenceReason::kPrecision,
+            "value " + a.stats[0].PyStr() + " vs " + b.stats[0].PyStr());
+    }
   }
   if (mode == CompareMode::kMd5) {
     if (row.metrics[0].str != row.metrics[1].str) {
@@ -219,6 +226,8 @@ RowError EstimateRowError(CompareMode mode, const MsprobeRow& row,
   } else if (!a.is_tensor || !b.is_tensor) {
     if (a.is_tensor != b.is_tensor) {
       e.error = INFINITY;
+    } else if (a.is_device && b.is_device) {
+      e.error = 0;  // runs on different devices (JudgeRow)
     } else if (a.stats[0].is_number() && b.stats[0].is_number()) {
       e.error = RelDiff(a.stats[0].as_double(), b.stats[0].as_double());
     } else {

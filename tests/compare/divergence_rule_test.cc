@@ -306,6 +306,46 @@ TEST(DivergenceRuleTest, InsertedAndMissingEntriesInStreamOrder) {
   EXPECT_EQ(FindFirstDivergence(s.rows(), {g}).entry, "Torch.mul.0.forward");
 }
 
+// After an inserted or missing call the walk goes on: the detail names the
+// first matched call that diverges after it, or says that all agree (a
+// foreach optimizer on one side, per-tensor ops on the other).
+TEST(DivergenceRuleTest, WhatTheCallsAfterAGapShowIsInItsDetail) {
+  Stream s;
+  s.Tensor("Functional.relu.0.forward", "input.0", 0, kX)
+      .Tensor("Functional.relu.0.forward", "output.0", 0, kY)
+      .Unmatched("Tensor.add_.0.forward", "input.0")
+      .Unmatched("Tensor.add_.0.forward", "output.0")
+      .Tensor("Functional.gelu.0.forward", "input.0", 0, kY)
+      .Tensor("Functional.gelu.0.forward", "output.0", 0, kZ)
+      .Tensor("Functional.linear.0.forward", "input.0", 0, kZ)
+      .Tensor("Functional.linear.0.forward", "output.0", 0, kW);
+  FirstDivergence f = FindFirstDivergence(s.rows(), {});
+  EXPECT_EQ(f.entry, "Tensor.add_.0.forward");
+  EXPECT_EQ(f.reason, DivergenceReason::kMissing);
+  EXPECT_NE(f.detail.find("the 2 matched calls after it all agree"),
+            std::string::npos)
+      << f.detail;
+  s.SetError(7, 0.3);  // linear's output: a precision divergence after it
+  f = FindFirstDivergence(s.rows(), {});
+  EXPECT_EQ(f.entry, "Tensor.add_.0.forward");
+  EXPECT_NE(f.detail.find("the first matched call after it that diverges: "
+                          "Functional.linear.0.forward (step 0, precision)"),
+            std::string::npos)
+      << f.detail;
+  // A baseline-only gap reads the same way.
+  Stream t;
+  t.Tensor("Functional.relu.0.forward", "input.0", 0, kX)
+      .Tensor("Functional.relu.0.forward", "output.0", 0, kY)
+      .Tensor("Functional.gelu.0.forward", "input.0", 0, kY)
+      .Tensor("Functional.gelu.0.forward", "output.0", 0, kZ);
+  AlignmentGap g{"Torch.cast.0.forward", false, 0, 0, 0, 1};  // before gelu
+  f = FindFirstDivergence(t.rows(), {g});
+  EXPECT_EQ(f.entry, "Torch.cast.0.forward");
+  EXPECT_NE(f.detail.find("the 1 matched calls after it all agree"),
+            std::string::npos)
+      << f.detail;
+}
+
 TEST(DivergenceRuleTest, EarliestStepThenLowestRank) {
   Stream r0(1), r1(0);
   r0.Tensor("Functional.relu.0.forward", "input.0", 0, kX)

@@ -213,5 +213,60 @@ TEST_F(FirstDivergenceTest, RankTheBaselineLacksIsAWarning) {
   EXPECT_EQ(back->missing_ranks[0].why, "not in the target");
 }
 
+// Runs on different devices (CPU vs GPU, GPU vs NPU) differ in their device
+// arguments by design: `x.to(device)` recorded as a torch.device by
+// lockstep's probe, or as a string by msprobe. Neither is a divergence; a
+// later precision difference is the first divergence.
+TEST_F(FirstDivergenceTest, DeviceArgumentsAreNotADivergence) {
+  auto dump = [&](const std::string& device, const std::string& device_str,
+                  double linear_mean) {
+    const std::string t =
+        R"({"type": "torch.Tensor", "dtype": "torch.float32", "shape": [4], )"
+        R"("Max": 2.0, "Min": -1.0, "Mean": 0.25, "Norm": 2.5, )"
+        R"("requires_grad": false})";
+    return std::string(R"({"task": "statistics", "level": "L1", "data": {)") +
+           R"("Tensor.to.0.forward": {"input_args": [)" + t +
+           R"(, {"type": "torch.device", "value": ")" + device +
+           R"("}], "input_kwargs": {}, "output": [)" + t + "]}, " +
+           R"("Tensor.to.1.forward": {"input_args": [)" + t +
+           R"(, {"type": "str", "value": ")" + device_str +
+           R"("}], "input_kwargs": {}, "output": [)" + t + "]}, " +
+           R"("Functional.linear.0.forward": {"input_args": [)" + t +
+           R"(], "input_kwargs": {}, "output": [{"type": "torch.Tensor", )"
+           R"("dtype": "torch.float32", "shape": [4], "Max": 2.0, )"
+           R"("Min": -1.0, "Mean": )" +
+           std::to_string(linear_mean) +
+           R"(, "Norm": 2.5, "requires_grad": false}]}}})";
+  };
+  auto write = [&](const std::string& side, const std::string& text) {
+    fs::path d = dir_ / side / "step0/rank0";
+    fs::create_directories(d);
+    std::ofstream(d / "dump.json") << text;
+  };
+  write("target", dump("cuda:0", "npu:0", 0.25));
+  write("baseline", dump("cpu", "cuda", 0.25));
+  CompareOptions o;
+  StatusOr<CompareResult> r = CompareDumpPaths((dir_ / "target").string(),
+                                               (dir_ / "baseline").string(), o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_FALSE(r->first_divergence.found) << r->first_divergence.detail;
+  EXPECT_EQ(r->summary.error, 0);
+  // The same dumps with linear's output off: linear, not the devices.
+  write("target", dump("cuda:0", "npu:0", 0.5));
+  r = CompareDumpPaths((dir_ / "target").string(), (dir_ / "baseline").string(),
+                       o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_TRUE(r->first_divergence.found);
+  EXPECT_EQ(r->first_divergence.entry, "Functional.linear.0.forward");
+  // A string that is not a device still counts.
+  write("target", dump("cuda:0", "nearest", 0.25));
+  r = CompareDumpPaths((dir_ / "target").string(), (dir_ / "baseline").string(),
+                       o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_TRUE(r->first_divergence.found);
+  EXPECT_EQ(r->first_divergence.entry, "Tensor.to.1.forward");
+  EXPECT_EQ(r->first_divergence.reason, DivergenceReason::kArgument);
+}
+
 }  // namespace
 }  // namespace lockstep

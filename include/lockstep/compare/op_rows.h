@@ -33,8 +33,11 @@ struct OpRow {
   RowState state = RowState::kInput;
   bool is_null = false;    // the leaf was JSON null
   bool is_tensor = false;  // leaf has a tensor "dtype" (torch/mindspore/numpy)
-  std::string dtype;       // "torch.float32", "<class 'int'>", "None"
-  std::string shape;       // "[10, 4]", "[]", "None"
+  // A device argument ({"type": "torch.device"}, or a string such as "cuda:0"
+  // or "npu"): two runs on different devices differ here by design.
+  bool is_device = false;
+  std::string dtype;  // "torch.float32", "<class 'int'>", "None"
+  std::string shape;  // "[10, 4]", "[]", "None"
   // Max, Min, Mean, Norm as Python values (None when absent).
   std::array<PyValue, 4> stats;
   std::string requires_grad;  // "True", "False", or "N/A" when absent
