@@ -210,6 +210,27 @@ TEST_F(ReplayCliTest, MsprobeTransformerDumps) {
   EXPECT_EQ(f["counts"]["suspect"].GetUint64(), 1u);
 }
 
+// Dumps from a real GPU (tests/data/h200_tinygpt): TinyGPT's first
+// matmul on an H200 with TF32 on is the first suspect; with it off,
+// nothing is.
+TEST_F(ReplayCliTest, H200TensorDumpsWithAndWithoutTf32) {
+  std::string base = kData + "/h200_tinygpt";
+  CmdRun off = Replay(base + "/tensor_fp32", "fp32");
+  EXPECT_EQ(off.code, 0) << off.out;
+  ExpectEveryEntryAccounted("fp32");
+  EXPECT_TRUE(Summary("fp32")["first_suspect"].IsNull());
+  CmdRun on = Replay(base + "/tensor_tf32", "tf32");
+  EXPECT_EQ(on.code, 1) << on.out;
+  ExpectEveryEntryAccounted("tf32");
+  rapidjson::Document d = Summary("tf32");
+  EXPECT_STREQ(d["first_suspect"]["entry"].GetString(),
+               "Functional.linear.0.forward");
+  EXPECT_STREQ(d["first_suspect"]["op"].GetString(), "aten::linear");
+  // TF32's 10-bit mantissa: far past the bound, not at its edge.
+  EXPECT_GT(d["first_suspect"]["max_ulp"].GetDouble(),
+            5 * d["first_suspect"]["bound"].GetDouble());
+}
+
 TEST_F(ReplayCliTest, MsprobeSharedFixtures) {
   if (!fs::exists(kFix)) GTEST_SKIP() << "fixtures not found: " << kFix;
   CmdRun a = Replay(kFix + "/toy/dumpA/out", "a");

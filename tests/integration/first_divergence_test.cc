@@ -268,5 +268,31 @@ TEST_F(FirstDivergenceTest, DeviceArgumentsAreNotADivergence) {
   EXPECT_EQ(r->first_divergence.reason, DivergenceReason::kArgument);
 }
 
+// Statistics dumps from a real GPU (tests/data/h200_tinygpt).
+TEST_F(FirstDivergenceTest, H200DumpsTf32AndCpuVsGpu) {
+  const std::string base =
+      std::string(LOCKSTEP_SOURCE_DIR) + "/tests/data/h200_tinygpt/";
+  CompareOptions o;
+  o.steps = {0};
+  StatusOr<CompareResult> r = CompareDumpPaths(base + "stats_gpu_tf32",
+                                               base + "stats_gpu_fp32", o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_TRUE(r->first_divergence.found);
+  EXPECT_EQ(r->first_divergence.entry, "Functional.linear.0.forward");
+  EXPECT_EQ(r->first_divergence.reason, DivergenceReason::kPrecision);
+  // CPU vs GPU: not the `cpu` vs `cuda` arguments; the optimizer's calls
+  // differ (per tensor vs foreach), and everything matched after agrees.
+  r = CompareDumpPaths(base + "stats_cpu_fp32", base + "stats_gpu_fp32",
+                       CompareOptions());
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_TRUE(r->first_divergence.found);
+  EXPECT_EQ(r->first_divergence.reason, DivergenceReason::kMissing)
+      << r->first_divergence.entry << ": " << r->first_divergence.detail;
+  EXPECT_EQ(r->first_divergence.entry, "Tensor.add_.0.forward");
+  EXPECT_NE(r->first_divergence.detail.find("matched calls after it all agree"),
+            std::string::npos)
+      << r->first_divergence.detail;
+}
+
 }  // namespace
 }  // namespace lockstep
