@@ -92,7 +92,7 @@ class TinyGPT(torch.nn.Module):
         kk = kk.view(B, T, k.heads, C // k.heads).transpose(1, 2)
         v = v.view(B, T, k.heads, C // k.heads).transpose(1, 2)
         att = torch.matmul(q, kk.transpose(-2, -1)) / math.sqrt(C // k.heads)
-        mask = torch.ones(T, T, dtype=torch.bool).tril()
+        mask = torch.ones(T, T, dtype=torch.bool, device=x.device).tril()
         if k.att_scale != 1.0:
             att = att * k.att_scale
         att = att.masked_fill(~mask, float("-inf"))
