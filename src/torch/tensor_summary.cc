@@ -500,43 +500,40 @@ std::vector<double> TensorSummarizer::FetchDeferred() const {
   // to the host per device and dtype (min/max) and per device (sums and
   // norms): a handful of transfers per step, however many tensors.
   std::vector<double> values(deferred_.size() * 4);
-  std::map<std::pair<std::string, int>, std::vector<size_t>> groups;
-  for (size_t i = 0; i < deferred_.size(); ++i) {
-    const at::Tensor& m = deferred_[i].min;
-    groups[{m.device().str(), static_cast<int>(m.scalar_type())}].push_back(i);
-  }
-  std::map<std::string, std::vector<size_t>> by_device;
-  for (const auto& [key, members] : groups) {
-    std::vector<at::Tensor> extremes;
-    extremes.reserve(members.size() * 2);
+  // Members' tensors `a` and `b`, stacked, fetched as doubles, written at
+  // values[4 * member + at] and the slot after it.
+  auto fetch = [&](const std::vector<size_t>& members, at::Tensor Deferred::*a,
+                   at::Tensor Deferred::*b, size_t at) {
+    std::vector<at::Tensor> parts;
+    parts.reserve(members.size() * 2);
     for (size_t i : members) {
-      extremes.push_back(deferred_[i].max);
-      extremes.push_back(deferred_[i].min);
+      parts.push_back(deferred_[i].*a);
+      parts.push_back(deferred_[i].*b);
     }
     at::Tensor host =
-        at::stack(extremes).to(at::kDouble).to(at::kCPU).contiguous();
+        at::stack(parts).to(at::kDouble).to(at::kCPU).contiguous();
     const double* v = host.data_ptr<double>();
     for (size_t j = 0; j < members.size(); ++j) {
-      values[members[j] * 4] = v[2 * j];
-      values[members[j] * 4 + 1] = v[2 * j + 1];
+      values[members[j] * 4 + at] = v[2 * j];
+      values[members[j] * 4 + at + 1] = v[2 * j + 1];
     }
-    std::vector<size_t>& all = by_device[key.first];
-    all.insert(all.end(), members.begin(), members.end());
+  };
+  std::map<std::pair<std::string, int>, std::vector<size_t>> by_dtype;
+  std::map<std::string, std::vector<size_t>> by_device;
+  for (size_t i = 0; i < deferred_.size(); ++i) {
+    const at::Tensor& m = deferred_[i].min;
+    std::string device = m.device().str();
+    by_dtype[{device, static_cast<int>(m.scalar_type())}].push_back(i);
+    by_device[device].push_back(i);
+  }
+  for (const auto& [key, members] : by_dtype) {
+    fetch(members, &Deferred::max, &Deferred::min, 0);
   }
   for (const auto& [device, members] : by_device) {
-    std::vector<at::Tensor> sums;
-    sums.reserve(members.size() * 2);
-    for (size_t i : members) {
-      sums.push_back(deferred_[i].sum);
-      sums.push_back(deferred_[i].norm);
-    }
-    at::Tensor host = at::stack(sums).to(at::kCPU).contiguous();
-    const double* v = host.data_ptr<double>();
-    for (size_t j = 0; j < members.size(); ++j) {
-      const Deferred& d = deferred_[members[j]];
-      values[members[j] * 4 + 2] = v[2 * j] / static_cast<double>(d.n);
-      values[members[j] * 4 + 3] = v[2 * j + 1];
-    }
+    fetch(members, &Deferred::sum, &Deferred::norm, 2);
+  }
+  for (size_t i = 0; i < deferred_.size(); ++i) {
+    values[i * 4 + 2] /= static_cast<double>(deferred_[i].n);  // the mean
   }
   return values;
 }
