@@ -324,7 +324,12 @@ size_t TensorSummarizer::DeferStats(const at::Tensor& t) {
   // and the sum and the norm accumulated in double whatever the dtype.
   at::Tensor x = t.detach();
   Deferred d;
-  std::tie(d.min, d.max) = at::aminmax(x);
+  try {
+    std::tie(d.min, d.max) = at::aminmax(x);
+  } catch (const c10::Error&) {  // no kernel for this dtype (CPU fp16, 1.13)
+    d.min = x.min();
+    d.max = x.max();
+  }
   d.sum = at::sum(x, at::kDouble);
   d.norm = at::linalg_vector_norm(x, 2, c10::nullopt, false, at::kDouble);
   d.n = x.numel();
