@@ -94,6 +94,16 @@ std::string_view ApiOf(std::string_view entry) {
   return entry.substr(a + 1, b == std::string::npos ? b : b - a - 1);
 }
 
+// An in-place call ("Tensor.add_.0.forward", "Torch._foreach_addcdiv_.1.
+// forward", "Tensor.__iadd__.0.forward"): it writes a tensor without
+// recording the written tensor as an output.
+bool InPlace(std::string_view entry) {
+  std::string_view api = ApiOf(entry);
+  if (api.size() > 4 && api.starts_with("__i") && api.ends_with("__"))
+    return true;
+  return api.size() > 1 && api.ends_with('_') && !api.ends_with("__");
+}
+
 // Ops whose output error no bound on the inputs' norm-wise error limits:
 // a quotient's elements amplify their operands' elementwise relative error
 // by up to 1/|divisor|, which the norm of the divisor's error does not see
@@ -197,6 +207,10 @@ class RankWalker {
         }
       } else if (gap) {
         ++agreeing;
+      }
+      if (InPlace(head.entry)) {
+        last_in_place_ = head.entry;
+        last_in_place_step_ = head.step;
       }
       ++entry_in_step;
       i = s.end;
@@ -352,6 +366,13 @@ class RankWalker {
               "), and no dumped op produced it: it changed outside the "
               "dumped operators";
     }
+    if (!last_in_place_.empty() && last_in_place_step_ < r.step) {
+      what +=
+          ", or in an in-place call of an earlier step, which records no "
+          "output (the last: " +
+          last_in_place_ +
+          "): an optimizer's update differs there when its gradients do";
+    }
     return At(p, DivergenceReason::kInput, what);
   }
 
@@ -388,6 +409,9 @@ class RankWalker {
   const std::vector<bool>* ignored_inputs_;  // may be null
   double seen_err_ = 0;
   bool first_step_ = true;
+  // The last in-place call walked past, and its step.
+  std::string last_in_place_;
+  int last_in_place_step_ = 0;
   std::unordered_multimap<uint64_t, size_t> outputs_;
   // Keyed by views of the rows' entry names (the rows outlive the walk).
   std::unordered_map<std::string_view, double> forward_err_;

@@ -360,6 +360,31 @@ TEST(DivergenceRuleTest, EarliestStepThenLowestRank) {
   EXPECT_EQ(f.step, 0);
 }
 
+// A parameter that differs at step 1 though nothing diverged at step 0:
+// the optimizer's in-place calls at the end of step 0 wrote it without
+// recording it; the detail points there.
+TEST(DivergenceRuleTest, InputChangedAfterAnEarlierStepsInPlaceCall) {
+  Stream s0(0), s1(1);
+  s0.Tensor("Functional.linear.0.forward", "input.0", 0, kX)
+      .Tensor("Functional.linear.0.forward", "output.0", 1e-6, kY)
+      .Tensor("Torch._foreach_addcdiv_.0.forward", "input.0", 1e-6, kZ);
+  s1.Tensor("Functional.linear.0.forward", "input.0", 0, kX)
+      .Tensor("Functional.linear.0.forward", "input.2", 0.2, kW);
+  std::vector<CompareRow> rows = s0.rows();
+  rows.insert(rows.end(), s1.rows().begin(), s1.rows().end());
+  FirstDivergence f = FindFirstDivergence(rows, {});
+  ASSERT_TRUE(f.found);
+  EXPECT_EQ(f.step, 1);
+  EXPECT_EQ(f.reason, DivergenceReason::kInput);
+  EXPECT_NE(f.detail.find("(the last: Torch._foreach_addcdiv_.0.forward)"),
+            std::string::npos)
+      << f.detail;
+  // Without an in-place call before it, no such hint.
+  rows[2].entry = "Torch.addcdiv.0.forward";
+  f = FindFirstDivergence(rows, {});
+  EXPECT_EQ(f.detail.find("in-place"), std::string::npos) << f.detail;
+}
+
 TEST(DivergenceRuleTest, FallbackNamesTheEarliestNonPassingRow) {
   // Nothing exceeds what came before (a slow drift), but rows fail.
   Stream s;
