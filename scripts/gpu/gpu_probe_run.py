@@ -38,10 +38,17 @@ import torch.nn.functional as F
 
 
 def import_tiny_gpt(pkg):
-    """tests/python/tiny_gpt.py of the source tree that holds --pkg."""
+    """tests/python/tiny_gpt.py: beside this script (make_kit.sh copies it
+    there, so that a baseline's sources need not have a device-aware one),
+    else in this script's source tree, else in the tree that holds --pkg."""
     global tiny_gpt
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(pkg)),
-                                    "tests", "python"))
+    here = os.path.dirname(os.path.abspath(__file__))
+    for d in [here, os.path.join(here, "..", "..", "tests", "python"),
+              os.path.join(os.path.dirname(os.path.abspath(pkg)), "tests",
+                           "python")]:
+        if os.path.exists(os.path.join(d, "tiny_gpt.py")):
+            sys.path.insert(0, d)
+            break
     import tiny_gpt as module
     tiny_gpt = module
 
