@@ -23,6 +23,15 @@ if [ ${#missing[@]} -gt 0 ]; then
   (cd "$K/debs" && apt-get download "${missing[@]}")
 fi
 for d in "$K"/debs/*.deb; do dpkg -x "$d" "$K/deps"; done
+# Absolute links (libz.so -> /lib/x86_64-linux-gnu/libz.so.1.2.13, which
+# the GPU machine's own zlib does not have) point into the kit instead.
+find "$K/deps" -type l | while read -r l; do
+  t=$(readlink "$l")
+  case "$t" in
+    /*) [ -e "$K/deps$t" ] &&
+          ln -sfn "$(realpath --relative-to="$(dirname "$l")" "$K/deps$t")" "$l" ;;
+  esac
+done
 # What a build of lockstep_py, lockstep-torch and lockstep reads, and the
 # model gpu_probe_run.py trains (tests/python/tiny_gpt.py).
 FILES=(CMakeLists.txt cmake include src python tests/testing tests/python/tiny_gpt.py)
