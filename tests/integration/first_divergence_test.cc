@@ -274,8 +274,8 @@ TEST_F(FirstDivergenceTest, H200DumpsTf32AndCpuVsGpu) {
       std::string(LOCKSTEP_SOURCE_DIR) + "/tests/data/h200_tinygpt/";
   CompareOptions o;
   o.steps = {0};
-  StatusOr<CompareResult> r = CompareDumpPaths(base + "stats_gpu_tf32",
-                                               base + "stats_gpu_fp32", o);
+  StatusOr<CompareResult> r =
+      CompareDumpPaths(base + "stats_gpu_tf32", base + "stats_gpu_fp32", o);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   ASSERT_TRUE(r->first_divergence.found);
   EXPECT_EQ(r->first_divergence.entry, "Functional.linear.0.forward");
