@@ -215,7 +215,6 @@ void SetAllStats(OpRow* r, const PyValue& v) {
   for (auto& s : r->stats) s = v;
 }
 
-// The special cases of msprobe's gen_op_item for leaves without a dtype.
 // "cuda", "npu:0", "cpu": a device as torch spells it in a string
 // argument (x.to("cuda")), which runs on different devices give by design.
 bool LooksLikeDevice(std::string_view s) {
@@ -235,6 +234,7 @@ bool LooksLikeDevice(std::string_view s) {
   return true;
 }
 
+// The special cases of msprobe's gen_op_item for leaves without a dtype.
 template <typename V>
 void FillValueLeaf(const Keys<V>& k, std::string_view name, OpRow* r) {
   // A P2POp's "tensor" may lack a "type": no special case then.
