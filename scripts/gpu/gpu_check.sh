@@ -18,7 +18,8 @@ BUDGET=${GK_BUDGET:-395}
 JOBS=${GK_JOBS:-16}
 DEVICE=${GK_DEVICE:-cuda}
 W=${GK_WORK:-$PWD/build-gpudev}   # ignored by .gitignore's /build-*/
-D=$K/deps
+# shellcheck source=kit_cmake.sh
+. "$K/kit_cmake.sh"
 
 stamp() { echo "=== [$(( $(date +%s) - T0 ))s] $*"; }
 left() { echo $(( T0 + BUDGET - $(date +%s) - ${1:-0} )); }
@@ -63,24 +64,13 @@ EOF
   fi
 
   stamp "configure"
-  ML=$D/usr/lib/x86_64-linux-gnu
-  COMMON=(-G Ninja -DCMAKE_BUILD_TYPE=Release
-    -DLOCKSTEP_BUILD_TESTS=OFF -DLOCKSTEP_BUILD_BENCH=OFF -DLOCKSTEP_WITH_MPI=OFF
-    -DLOCKSTEP_PYTHON="$PY"
-    -DRapidJSON_DIR="$D/usr/share/cmake/RapidJSON"
-    -DZLIB_INCLUDE_DIR="$D/usr/include" -DZLIB_LIBRARY="$ML/libz.so"
-    -DMPFR_INCLUDE_DIR="$D/usr/include" -DMPFR_LIBRARY="$ML/libmpfr.so"
-    -DGMP_LIBRARY="$ML/libgmp.so"
-    -DCMAKE_CXX_FLAGS="-isystem $D/usr/include/x86_64-linux-gnu")
   CONFIGURED=""
   if [ -f "$B/build.ninja" ]; then  # a second run on a warm machine
     CONFIGURED="the earlier run's configuration ($B)"
   elif [ -n "${GK_TORCH_DIR:-}" ] || [ -d "$TCMAKE/Torch" ]; then
     TD=${GK_TORCH_DIR:-$TCMAKE/Torch}
     echo "--- with Torch_DIR=$TD"
-    if TORCH_CUDA_ARCH_LIST=9.0 timeout 120 cmake -S "$W/src" -B "$B" "${COMMON[@]}" \
-        -DTorch_DIR="$TD" -DCMAKE_CUDA_COMPILER="$(command -v nvcc)" \
-        -DCMAKE_CUDA_ARCHITECTURES=90 > "$W/configure_real.log" 2>&1 &&
+    if kit_configure "$W/src" "$B" "$TD" "$PY" > "$W/configure_real.log" 2>&1 &&
         grep -q "building the torch layer" "$W/configure_real.log"; then
       CONFIGURED="TorchConfig.cmake of the package"
     fi

@@ -9,20 +9,14 @@ K=$(cd "$(dirname "$0")" && pwd)
 T0=$(date +%s)
 stamp() { echo "=== [$(( $(date +%s) - T0 ))s] $*"; }
 PY=$(command -v python3)
-D=$K/deps; ML=$D/usr/lib/x86_64-linux-gnu
+# shellcheck source=kit_cmake.sh
+. "$K/kit_cmake.sh"
 TCMAKE=$("$PY" -c 'import torch;print(torch.utils.cmake_prefix_path)')
 W=$PWD/build-gpudev
 build() {  # name
   local S=$W/$1/src B=$W/$1/build
   mkdir -p "$S"; tar xzf "$K/src_$1.tar.gz" -C "$S"
-  TORCH_CUDA_ARCH_LIST=9.0 cmake -S "$S" -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-    -DLOCKSTEP_BUILD_TESTS=OFF -DLOCKSTEP_BUILD_BENCH=OFF -DLOCKSTEP_WITH_MPI=OFF \
-    -DLOCKSTEP_PYTHON="$PY" -DRapidJSON_DIR="$D/usr/share/cmake/RapidJSON" \
-    -DZLIB_INCLUDE_DIR="$D/usr/include" -DZLIB_LIBRARY="$ML/libz.so" \
-    -DMPFR_INCLUDE_DIR="$D/usr/include" -DMPFR_LIBRARY="$ML/libmpfr.so" \
-    -DGMP_LIBRARY="$ML/libgmp.so" -DCMAKE_CXX_FLAGS="-isystem $D/usr/include/x86_64-linux-gnu" \
-    -DTorch_DIR="$TCMAKE/Torch" -DCMAKE_CUDA_COMPILER="$(command -v nvcc)" \
-    -DCMAKE_CUDA_ARCHITECTURES=90 > "$OUT/configure_$1.log" 2>&1
+  kit_configure "$S" "$B" "$TCMAKE/Torch" "$PY" > "$OUT/configure_$1.log" 2>&1
   echo "configure $1 exit $?"
   timeout 170 ninja -C "$B" -j8 lockstep_py > "$OUT/build_$1.log" 2>&1
   echo "build $1 exit $?"; grep -m5 "error:" "$OUT/build_$1.log"

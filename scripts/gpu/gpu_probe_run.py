@@ -34,7 +34,6 @@ import time
 import traceback
 
 import torch
-import torch.nn.functional as F
 
 
 def import_tiny_gpt(pkg):

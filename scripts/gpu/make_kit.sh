@@ -7,7 +7,7 @@
 #   src.tar.gz       the sources of HEAD (src_new.tar.gz: the same)
 #   src_old.tar.gz   the sources of BASELINE (default HEAD~1), for
 #                    gpu_cost.sh's before/after timing
-#   gpu_check.sh, gpu_cost.sh, gpu_probe_run.py, tiny_gpt.py (its model)
+#   gpu_check.sh, gpu_cost.sh, kit_cmake.sh, gpu_probe_run.py, tiny_gpt.py
 # Usage: bash scripts/gpu/make_kit.sh [BASELINE]     (docs/gpu.md)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -39,6 +39,7 @@ git archive --format=tar.gz -o "$K/src.tar.gz" HEAD "${FILES[@]}"
 cp "$K/src.tar.gz" "$K/src_new.tar.gz"
 git archive --format=tar.gz -o "$K/src_old.tar.gz" "$BASELINE" "${FILES[@]}"
 git rev-parse --short HEAD > "$K/src.commit"
-cp scripts/gpu/gpu_check.sh scripts/gpu/gpu_cost.sh scripts/gpu/gpu_probe_run.py \
+cp scripts/gpu/gpu_check.sh scripts/gpu/gpu_cost.sh scripts/gpu/kit_cmake.sh \
+  scripts/gpu/gpu_probe_run.py \
   tests/python/tiny_gpt.py "$K/"
 echo "kit in $K/: HEAD $(cat "$K/src.commit"), baseline $(git rev-parse --short "$BASELINE"); $(du -sh "$K" | cut -f1)"
