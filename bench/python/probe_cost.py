@@ -11,7 +11,7 @@ the core the probe's writer thread needs.
 
     /usr/bin/python3 bench/python/probe_cost.py [--reps 7] [--steps 20]
         [--dump-root /dev/shm] [--lib build/lib/liblockstep_py.so]
-        [--clock wall|thread]
+        [--clock wall|thread] [--cases none,statistics,statistics-sync,md5]
 
 Prints one line per case: the median step in ms and the ratio to the plain
 step ("no probe"). Dumps go under --dump-root (tmpfs by default, so that
@@ -55,7 +55,9 @@ def main():
                     "machine, blind to work the probe moves to other threads")
     ap.add_argument("--cases", default="none,statistics,md5",
                     help="comma-separated: none, statistics, md5, tensor, "
-                    "shadow, shadow@R (sample_rate R)")
+                    "shadow, shadow@R (sample_rate R); a case ending in "
+                    "-sync writes each dump.json before step() returns "
+                    "(write_behind=False) instead of behind the training")
     a = ap.parse_args()
 
     torch.set_num_threads(1)
@@ -93,22 +95,24 @@ def main():
             if c == "none":
                 times = run_steps(None)
             else:
+                behind = not c.endswith("-sync")
+                c_task = c[:-len("-sync")] if not behind else c
                 d = tempfile.mkdtemp(prefix="lockstep_cost_", dir=a.dump_root)
-                cfg = {"task": c, "level": "L1",
+                cfg = {"task": c_task, "level": "L1",
                        "dump_path": os.path.join(d, "dump")}
-                if c.startswith("shadow"):
+                if c_task.startswith("shadow"):
                     # shadow@0.1: every tenth call replayed in float64.
-                    rate = float(c.partition("@")[2] or 1)
+                    rate = float(c_task.partition("@")[2] or 1)
                     cfg = {"task": "shadow", "level": "L1",
                            "shadow": {"sample_rate": rate},
                            "dump_path": os.path.join(d, "dump")}
-                if c == "md5":
+                if c_task == "md5":
                     # summary_mode belongs in the task's section (at the
                     # top level it was ignored: statistics ran instead).
                     cfg = {"task": "statistics", "level": "L1",
                            "statistics": {"summary_mode": "md5"},
                            "dump_path": os.path.join(d, "dump")}
-                p = lockstep_probe.Probe(cfg, lib=a.lib)
+                p = lockstep_probe.Probe(cfg, lib=a.lib, write_behind=behind)
                 p.start()
                 times = run_steps(p)
                 p.stop()
@@ -122,7 +126,7 @@ def main():
         m = statistics.median(per_case[c])
         ratio = f"{m / base:.2f}x" if base else "-"
         spread = f"{min(per_case[c]) * 1e3:.2f}-{max(per_case[c]) * 1e3:.2f}"
-        print(f"{c:12s} {m * 1e3:8.2f} ms/step (reps {spread})  {ratio}")
+        print(f"{c:16s} {m * 1e3:8.2f} ms/step (reps {spread})  {ratio}")
 
 
 if __name__ == "__main__":

@@ -32,6 +32,7 @@ RuntimeError.
 The C++ library is build/lib/liblockstep_py.so of the source tree, the copy
 installed next to this file by `pip install .`, or $LOCKSTEP_PY_LIB.
 """
+import atexit
 import difflib
 import json
 import os
@@ -68,6 +69,14 @@ _IGNORED_SECTION_KEYS = {"file_format", "check_mode", "bench_path",
 _KEYWORDS = _TOP_KEYS | _SECTION_KEYS
 
 _started = None  # the Probe started in this process, if any
+
+
+@atexit.register
+def _stop_at_exit():
+    # A probe never stopped: its last steps' dump.json are written before
+    # the interpreter goes (not left to C++ static destructors).
+    if _started is not None:
+        _started.stop()
 
 
 def load(path=None):
@@ -183,6 +192,12 @@ class Probe:
         submodules' calls and parameter gradients are dumped (and named by
         their path in the model, as msprobe names them).
     lib: the path of liblockstep_py.so (default: see load()).
+    write_behind: step() hands the step's dump.json to the probe's writer
+        thread and returns while it is written (the default; dump.json is
+        still written atomically, and stop() and the interpreter's exit
+        wait for it). A process killed within that write (about a
+        millisecond) loses the step just finished, as well as the one in
+        progress. False: step() returns once dump.json is on disk.
     Keyword arguments override config keys: task, dump_path, level, step,
         rank, scope, list, data_mode, summary_mode, extra_info,
         tensor_format, overflow_nums, sample_rate.
@@ -202,8 +217,10 @@ class Probe:
     the first is started raises RuntimeError.
     """
 
-    def __init__(self, config=None, model=None, *, lib=None, **overrides):
+    def __init__(self, config=None, model=None, *, lib=None,
+                 write_behind=True, **overrides):
         self._ops = load(lib)
+        self._write_behind = bool(write_behind)
         cfg = _read_config(config)
         for key, value in overrides.items():
             if key not in _KEYWORDS:
@@ -297,7 +314,7 @@ class Probe:
             # as imported, unnormalized).
             problem = self._ops.start(json.dumps(self._config),
                                       os.path.dirname(__file__) + os.sep,
-                                      _process_rank())
+                                      _process_rank(), self._write_behind)
         except RuntimeError as e:
             text = str(e).split("\n")[0]
             if "lockstep:" in text:  # lockstep's message, not C++'s trace
@@ -311,8 +328,9 @@ class Probe:
         return self
 
     def step(self):
-        """Ends the current step (its dump.json is written) and begins the
-        next."""
+        """Ends the current step and begins the next. Its dump.json is
+        written by the probe's writer thread (write_behind, the default) or
+        before step() returns (write_behind=False)."""
         if _started is not self:
             raise RuntimeError("lockstep: step() of a probe not started")
         for tokens in self._open_calls:  # calls cut short by an exception

@@ -136,8 +136,9 @@ std::vector<std::string> PythonFrames() {
 #endif  // LOCKSTEP_HAVE_PYTHON_H
 
 // `rank`: this process's rank (torch.distributed's, from Python), or -1 for
-// $RANK or 0.
-std::string Start(std::string config, std::string skip, int64_t rank) {
+// $RANK or 0. `write_behind`: ProbeOptions::write_behind.
+std::string Start(std::string config, std::string skip, int64_t rank,
+                  bool write_behind) {
   std::lock_guard<std::mutex> lock(g_mu);
   TORCH_CHECK(!g_started,
               "lockstep: a probe is already started; call stop() first");
@@ -148,6 +149,7 @@ std::string Start(std::string config, std::string skip, int64_t rank) {
   g_skip_prefix = std::move(skip);
   lockstep::ProbeOptions options;
   options.rank = rank;
+  options.write_behind = write_behind;
 #ifdef LOCKSTEP_HAVE_PYTHON_H
   options.stack_frames = PythonFrames;
 #endif
@@ -240,7 +242,10 @@ void ClearParams() {
 }  // namespace
 
 TORCH_LIBRARY(lockstep, m) {
-  m.def("start(str config, str skip='', int rank=-1) -> str", &Start);
+  m.def(
+      "start(str config, str skip='', int rank=-1, bool write_behind=False) "
+      "-> str",
+      &Start);
   m.def("step() -> str", &Step);
   m.def("stop() -> str", &Stop);
   m.def("entries() -> int", &Entries);

@@ -16,7 +16,7 @@ import lockstep_probe  # noqa: E402
 
 
 def train(dump, steps=2, fault=False, dumped=True, task="statistics",
-          tensor_format=None, **section):
+          tensor_format=None, write_behind=True, **section):
     torch.manual_seed(0)
     w1 = torch.randn(16, 8, requires_grad=True)
     w2 = torch.randn(4, 16, requires_grad=True)
@@ -25,8 +25,8 @@ def train(dump, steps=2, fault=False, dumped=True, task="statistics",
     cfg = {"task": task, "level": "L1", "dump_path": dump}
     lib = os.path.join(BUILD, "lib", "liblockstep_py.so")
     with lockstep_probe.Probe(cfg, lib=lib, tensor_format=tensor_format,
-                              **section) as p:
-        for _ in range(steps):
+                              write_behind=write_behind, **section) as p:
+        for step in range(steps):
             opt.zero_grad()
             h = F.relu(F.linear(x, w1))
             if fault:
@@ -38,6 +38,10 @@ def train(dump, steps=2, fault=False, dumped=True, task="statistics",
             opt.step()
             assert (p.entries() > 0) == dumped
             p.step()
+            if not write_behind and dumped:
+                # step() returned once the step's dump.json was on disk.
+                assert os.path.isfile(os.path.join(
+                    dump, f"step{step}", "rank0", "dump.json")), step
 
 
 def load(dump, step):
@@ -56,6 +60,31 @@ with tempfile.TemporaryDirectory() as tmp:
                  "Torch.cos.0.backward", "Functional.linear.0.backward"]:
         assert want in names, (want, names)
     assert names.index("Torch.cos.0.forward") < names.index("Torch.cos.0.backward")
+    # dump.json written behind the training (the default) or before step()
+    # returns: the same dump.
+    sync = os.path.join(tmp, "sync")
+    train(sync, write_behind=False)
+    for step in (0, 1):
+        assert load(sync, step) == load(ref, step), step
+    # A probe never stopped: the interpreter's exit writes its steps.
+    unstopped = os.path.join(tmp, "unstopped")
+    script = (
+        "import sys, torch; sys.path.insert(0, sys.argv[1]); "
+        "import lockstep_probe; "
+        "p = lockstep_probe.Probe(dump_path=sys.argv[2], lib=sys.argv[3]); "
+        "p.start(); w = torch.randn(4, 4, requires_grad=True)\n"
+        "for _ in range(2):\n"
+        "    (w @ w).sum().backward(); p.step()\n")
+    r = subprocess.run([sys.executable, "-c", script,
+                        os.path.join(os.path.dirname(__file__), "..", "..",
+                                     "python"), unstopped,
+                        os.path.join(BUILD, "lib", "liblockstep_py.so")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, (r.stdout, r.stderr)
+    for step in (0, 1):
+        assert "Torch.matmul.0.forward" in load(unstopped, step)["data"], step
+    assert not os.path.exists(os.path.join(unstopped, "step2")), \
+        os.listdir(unstopped)
     # The statistics are those of the tensor torch computed.
     out = d["data"]["Functional.linear.0.forward"]["output"][0]
     assert out["shape"] == [32, 16] and out["dtype"] == "torch.float32"
