@@ -195,9 +195,10 @@ class Probe:
     write_behind: step() hands the step's dump.json to the probe's writer
         thread and returns while it is written (the default; dump.json is
         still written atomically, and stop() and the interpreter's exit
-        wait for it). A process killed within that write (about a
-        millisecond) loses the step just finished, as well as the one in
-        progress. False: step() returns once dump.json is on disk.
+        wait for it). A process killed while that write runs (a few
+        milliseconds at most on a disk) loses the step just finished, as
+        well as the one in progress. False: step() returns once dump.json
+        is on disk.
     Keyword arguments override config keys: task, dump_path, level, step,
         rank, scope, list, data_mode, summary_mode, extra_info,
         tensor_format, overflow_nums, sample_rate.
