@@ -72,17 +72,7 @@ def main():
     clock = time.perf_counter if a.clock == "wall" else time.thread_time
 
     def run_steps(probe):
-        times = []
-        for idx, tgt in batches:
-            t0 = clock()
-            opt.zero_grad()
-            loss = model(idx, tgt)
-            loss.backward()
-            opt.step()
-            if probe is not None:
-                probe.step()
-            times.append(clock() - t0)
-        return times
+        return tiny_gpt.timed_steps(model, opt, batches, probe, clock)
 
     cases = a.cases.split(",")
     per_case = {c: [] for c in cases}
@@ -95,8 +85,8 @@ def main():
             if c == "none":
                 times = run_steps(None)
             else:
-                behind = not c.endswith("-sync")
-                c_task = c[:-len("-sync")] if not behind else c
+                c_task = c.removesuffix("-sync")
+                behind = c_task == c
                 d = tempfile.mkdtemp(prefix="lockstep_cost_", dir=a.dump_root)
                 cfg = {"task": c_task, "level": "L1",
                        "dump_path": os.path.join(d, "dump")}

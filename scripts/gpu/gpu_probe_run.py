@@ -140,19 +140,8 @@ def timing(k, device, lib, steps, results):
     batches = [batch(k, s, device) for s in range(steps + 1)]
 
     def run(probe):
-        times = []
-        for idx, tgt in batches:
-            sync(device)
-            t0 = time.perf_counter()
-            opt.zero_grad()
-            loss = model(idx, tgt)
-            loss.backward()
-            opt.step()
-            if probe is not None:
-                probe.step()
-            sync(device)
-            times.append(time.perf_counter() - t0)
-        return times[1:]
+        return tiny_gpt.timed_steps(model, opt, batches, probe,
+                                    sync=lambda: sync(device))[1:]
 
     run(None)  # warm-up: allocator, cuBLAS handles, kernels
     run(None)

@@ -10,6 +10,7 @@ same numbers bit for bit (one intra-op thread).
 """
 import dataclasses
 import math
+import time
 
 import torch
 import torch.nn.functional as F
@@ -196,6 +197,28 @@ def batch(k: Knobs, step: int):
     g = torch.Generator().manual_seed(1000 + step)
     idx = torch.randint(0, k.vocab, (k.batch, k.seq), generator=g)
     return idx, torch.roll(idx, -1, dims=1)
+
+
+def timed_steps(model, opt, batches, probe=None, clock=time.perf_counter,
+                sync=None):
+    """One training step per (idx, tgt) of `batches` (probe.step() after
+    the optimizer); returns each step's time by `clock`. sync(), when
+    given, runs before the clock is read each time (a device's queue)."""
+    times = []
+    for idx, tgt in batches:
+        if sync is not None:
+            sync()
+        t0 = clock()
+        opt.zero_grad()
+        loss = model(idx, tgt)
+        loss.backward()
+        opt.step()
+        if probe is not None:
+            probe.step()
+        if sync is not None:
+            sync()
+        times.append(clock() - t0)
+    return times
 
 
 def train(k: Knobs, steps, on_step=None, probe=None, lr=1e-3):
