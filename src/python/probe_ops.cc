@@ -49,13 +49,17 @@ void Check(const lockstep::Status& st) {
   TORCH_CHECK(st.ok(), "lockstep: ", st.message());
 }
 
-// A dump that cannot be written (unwritable or full disk) must not stop the
-// training loop: start/step/stop return the problem as a string, which
-// python/lockstep_probe turns into a warning ("" when all went well).
-// Other errors (a bad config, misuse) raise.
+// A dump that cannot be written (unwritable or full disk, a folder removed
+// while the run goes on: NotFound) must not stop the training loop:
+// start/step/stop return the problem as a string, which python/
+// lockstep_probe turns into a warning ("" when all went well). Other errors
+// (a bad config, misuse) raise.
 std::string IoProblem(const lockstep::Status& st) {
   if (st.ok()) return "";
-  if (st.code() != lockstep::StatusCode::kIoError) Check(st);
+  if (st.code() != lockstep::StatusCode::kIoError &&
+      st.code() != lockstep::StatusCode::kNotFound) {
+    Check(st);
+  }
   return "lockstep: " + st.message() +
          "; training continues, the dump is incomplete";
 }

@@ -3,6 +3,7 @@ loop; run by ctest as `/usr/bin/python3 tests/python/probe_test.py BUILD_DIR`.
 """
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -105,6 +106,28 @@ with tempfile.TemporaryDirectory() as tmp:
         train(os.path.join(blocker, "dump"), steps=2, dumped=False)
     msgs = [str(w.message) for w in caught]
     assert any("training continues" in m and blocker in m for m in msgs), msgs
+    # A step's folder replaced, while the step runs, by a link to nowhere:
+    # its dump.json cannot be created (ENOENT, a NotFound status). step()
+    # warns, and the loop goes on, in either mode.
+    for behind in (False, True):
+        gone = os.path.join(tmp, f"gone_{behind}")
+        lib = os.path.join(BUILD, "lib", "liblockstep_py.so")
+        w = torch.randn(4, 4, requires_grad=True)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with lockstep_probe.Probe(dump_path=gone, lib=lib,
+                                      write_behind=behind) as p:
+                for step in range(3):
+                    (w @ w).sum().backward()
+                    if step == 1:
+                        step_dir = os.path.join(gone, "step1")
+                        shutil.rmtree(step_dir, ignore_errors=True)
+                        os.symlink(os.path.join(tmp, "nowhere"), step_dir)
+                    p.step()
+        msgs = [str(m.message) for m in caught]
+        lost = "step1"
+        assert any("training continues" in m and lost in m
+                   for m in msgs), (behind, msgs)
     # lockstep compare finds the first divergent operator of the Python runs.
     summary = os.path.join(tmp, "cmp")
     r = subprocess.run([os.path.join(BUILD, "bin", "lockstep"), "compare", tgt, ref,
