@@ -255,17 +255,24 @@ const TensorSummarizer::CachedStats* TensorSummarizer::FindCached(
   // A view that holds exactly the elements of a cached tensor (view,
   // reshape, transpose, permute, t, flatten, squeeze, contiguous of a
   // contiguous tensor, ...): both dense and non-overlapping over the same
-  // memory (same storage, first element, count and dtype), unchanged since
-  // (views share the version counter). Its Max and Min are the same, and
-  // its Mean and Norm differ by the order of summation only (in double:
-  // the last bits). Not for the CRC-32, which depends on the order.
+  // memory (same storage, first element, count and dtype), unchanged since.
+  // Views of one base share its version counter, so the version says so;
+  // other aliases of the memory do not (`p.data` has a counter of its own:
+  // an optimizer writing through one `p.data` leaves the version of the
+  // next at 0), so they must be of the same base. Its Max and Min are the
+  // same, and its Mean and Norm differ by the order of summation only (in
+  // double: the last bits). Not for the CRC-32, which depends on the order.
   if (t.is_inference() || !t.has_storage() ||
       !t.is_non_overlapping_and_dense()) {
     return nullptr;
   }
+  auto base = [](const at::Tensor& x) {
+    return x.is_view() ? x._base().unsafeGetTensorImpl()
+                       : x.unsafeGetTensorImpl();
+  };
   for (const CachedStats& e : cache_) {
-    if (e.version == t._version() && e.tensor.numel() == t.numel() &&
-        e.tensor.data_ptr() == t.data_ptr() &&
+    if (e.version == t._version() && base(e.tensor) == base(t) &&
+        e.tensor.numel() == t.numel() && e.tensor.data_ptr() == t.data_ptr() &&
         e.tensor.scalar_type() == t.scalar_type() &&
         e.tensor.storage().unsafeGetStorageImpl() ==
             t.storage().unsafeGetStorageImpl() &&

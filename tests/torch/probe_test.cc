@@ -118,6 +118,29 @@ TEST_F(ProbeTest, ViewsShareStatisticsUntilTheDataChanges) {
                 "view after add_");
 }
 
+// Writes through `p.data` (variable_data() in C++), as many optimizers do:
+// each such alias has a version counter of its own, so the cache must not
+// take one alias's statistics for another's.
+TEST_F(ProbeTest, WritesThroughDataAliasesAreSeen) {
+  auto p = MakeProbe(Config());
+  at::Tensor w = at::ones({4096}).requires_grad_();
+  at::Tensor g = at::full({4096}, 0.5);
+  ASSERT_TRUE(p->Start().ok());
+  w.variable_data().mul_(0.5);
+  w.variable_data().add_(g);
+  ASSERT_TRUE(p->Stop().ok());
+  DumpFile d = ReadDump();
+  at::Tensor halves = at::full({4096}, 0.5), ones = at::ones({4096});
+  ExpectStatsOf(Item(Entry(d, "Tensor.mul_.0.forward"), "input_args", 0), ones,
+                "mul_ input");
+  ExpectStatsOf(Item(Entry(d, "Tensor.mul_.0.forward"), "output", 0), halves,
+                "mul_ output");
+  ExpectStatsOf(Item(Entry(d, "Tensor.add_.0.forward"), "input_args", 0),
+                halves, "add_ input");
+  ExpectStatsOf(Item(Entry(d, "Tensor.add_.0.forward"), "output", 0), ones,
+                "add_ output");
+}
+
 // Strided tensors are summarized where they lie (src/torch/tensor_summary.cc
 // StridedMoments): a slice of a fused projection's output (runs of 384
 // contiguous elements), a transpose (dense, one run), an expanded tensor
