@@ -170,6 +170,12 @@ void WriteShape(const at::Tensor& t, PyJsonBuilder* b) {
 constexpr char kDeferredMark = '\x01';
 constexpr char kDeferredEnd = '\x02';
 
+// The tensor whose version counter t shares: its base if t is a view.
+const c10::TensorImpl* BaseOf(const at::Tensor& t) {
+  return t.is_view() ? t._base().unsafeGetTensorImpl()
+                     : t.unsafeGetTensorImpl();
+}
+
 // Why the probe cannot summarize `t`, or "" when it can.
 std::string UnreadableReason(const at::Tensor& t) {
   if (t.is_nested()) return "nested tensor: not summarized";
@@ -266,13 +272,10 @@ const TensorSummarizer::CachedStats* TensorSummarizer::FindCached(
       !t.is_non_overlapping_and_dense()) {
     return nullptr;
   }
-  auto base = [](const at::Tensor& x) {
-    return x.is_view() ? x._base().unsafeGetTensorImpl()
-                       : x.unsafeGetTensorImpl();
-  };
   for (const CachedStats& e : cache_) {
-    if (e.version == t._version() && base(e.tensor) == base(t) &&
-        e.tensor.numel() == t.numel() && e.tensor.data_ptr() == t.data_ptr() &&
+    if (e.tensor.defined() && e.version == t._version() &&
+        BaseOf(e.tensor) == BaseOf(t) && e.tensor.numel() == t.numel() &&
+        e.tensor.data_ptr() == t.data_ptr() &&
         e.tensor.scalar_type() == t.scalar_type() &&
         e.tensor.storage().unsafeGetStorageImpl() ==
             t.storage().unsafeGetStorageImpl() &&
@@ -315,6 +318,17 @@ uint32_t TensorSummarizer::TensorCrc(const at::Tensor& t) {
 void TensorSummarizer::Remember(const at::Tensor& t, const StatValues& stats,
                                 int64_t slot) {
   if (t.is_inference() || !t.has_storage()) return;
+  // t's elements are as they are now. A cached alias of its memory with a
+  // version counter of its own (w, after a write through w.data) may be
+  // stale without its version saying so: it is forgotten.
+  const c10::StorageImpl* storage = t.storage().unsafeGetStorageImpl();
+  for (CachedStats& e : cache_) {
+    if (e.tensor.defined() &&
+        e.tensor.storage().unsafeGetStorageImpl() == storage &&
+        BaseOf(e.tensor) != BaseOf(t)) {
+      e.tensor.reset();
+    }
+  }
   CachedStats c{t, static_cast<uint32_t>(t._version()), stats};
   c.slot = slot;
   if (cache_.size() < kCacheSize) {

@@ -123,7 +123,10 @@ class TensorSummarizer {
   // The statistics of the last few tensors summarized: an operator's output
   // is usually the next one's input, and is then not reduced twice. Holding
   // the tensor keeps its TensorImpl from being reused by another tensor;
-  // its version counter says whether it was written since.
+  // its version counter says whether it was written since, except through
+  // an alias with a counter of its own (`.data`): Remember forgets the
+  // entries such an alias's fresh statistics may have made stale (their
+  // tensor undefined).
   struct CachedStats {
     at::Tensor tensor;
     uint32_t version = 0;

@@ -120,25 +120,32 @@ TEST_F(ProbeTest, ViewsShareStatisticsUntilTheDataChanges) {
 
 // Writes through `p.data` (variable_data() in C++), as many optimizers do:
 // each such alias has a version counter of its own, so the cache must not
-// take one alias's statistics for another's.
+// take one alias's statistics for another's, nor keep p's own after a write
+// through an alias.
 TEST_F(ProbeTest, WritesThroughDataAliasesAreSeen) {
   auto p = MakeProbe(Config());
   at::Tensor w = at::ones({4096}).requires_grad_();
   at::Tensor g = at::full({4096}, 0.5);
   ASSERT_TRUE(p->Start().ok());
+  at::Tensor c0 = at::cos(w);  // w itself: cached
+  w.variable_data().mul_(3);   // w's own version counter stays at 0
+  at::Tensor c1 = at::cos(w);
   w.variable_data().mul_(0.5);
   w.variable_data().add_(g);
   ASSERT_TRUE(p->Stop().ok());
   DumpFile d = ReadDump();
-  at::Tensor halves = at::full({4096}, 0.5), ones = at::ones({4096});
-  ExpectStatsOf(Item(Entry(d, "Tensor.mul_.0.forward"), "input_args", 0), ones,
-                "mul_ input");
-  ExpectStatsOf(Item(Entry(d, "Tensor.mul_.0.forward"), "output", 0), halves,
-                "mul_ output");
-  ExpectStatsOf(Item(Entry(d, "Tensor.add_.0.forward"), "input_args", 0),
-                halves, "add_ input");
-  ExpectStatsOf(Item(Entry(d, "Tensor.add_.0.forward"), "output", 0), ones,
-                "add_ output");
+  auto full = [](double v) { return at::full({4096}, v); };
+  auto expect = [&](const char* entry, const char* side, double v) {
+    ExpectStatsOf(Item(Entry(d, entry), side, 0), full(v),
+                  std::string(entry) + " " + side);
+  };
+  expect("Torch.cos.0.forward", "input_args", 1);
+  expect("Tensor.mul_.0.forward", "output", 3);
+  expect("Torch.cos.1.forward", "input_args", 3);
+  expect("Tensor.mul_.1.forward", "input_args", 3);
+  expect("Tensor.mul_.1.forward", "output", 1.5);
+  expect("Tensor.add_.0.forward", "input_args", 1.5);
+  expect("Tensor.add_.0.forward", "output", 2);
 }
 
 // Strided tensors are summarized where they lie (src/torch/tensor_summary.cc
