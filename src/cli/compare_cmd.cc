@@ -470,11 +470,7 @@ int Run(int argc, char** argv, ShareGroup* group) {
   if (!ready.ok()) return ReportError(ready);
   int code = Compare(a, p, group);
   if (group == nullptr) return code;
-  // Process 0 wrote the reports; every process exits with its code. Its
-  // printed lines leave it before the others learn the code: mpirun ends
-  // the whole job as soon as one process exits with a code other than 0,
-  // and a process 0 killed in MPI_Finalize lost what stdout still held.
-  std::fflush(nullptr);
+  // Process 0 wrote the reports; every process exits with its code.
   std::vector<std::string> codes = group->AllGather(
       group->index() == 0 ? std::to_string(code) : std::string());
   return std::atoi(codes[0].c_str());

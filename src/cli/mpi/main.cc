@@ -36,6 +36,12 @@ int main(int argc, char** argv) {
       code = lockstep::cli::RunCompareShared(argc - 1, argv + 1, &group);
     }
   }
+  // Process 0's printed lines leave it before any process may exit: mpirun
+  // ends the whole job once one exits with a code other than 0, and a
+  // process 0 killed then loses what its stdout still held (every exit
+  // path, errors included, passes here).
+  std::fflush(nullptr);
+  MPI_Barrier(MPI_COMM_WORLD);
   MPI_Finalize();
   return code;
 }
