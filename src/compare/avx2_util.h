@@ -241,22 +241,24 @@ LOCKSTEP_AVX2 __attribute__((noinline)) void AddSpan(K* k, size_t i,
 //   Checked(i)        adds the group at i, sending non-finite ones to Scalar;
 //   Scalar(i)         adds element i with the scalar arithmetic;
 //   Flush()           moves `lanes` into the result.
-// Spans of 64 groups run optimistically with Add; a span after which
-// Finite() fails is rolled back and redone with Checked. The last partial
-// span uses Checked and the tail Scalar.
+// Spans of up to 64 whole groups run optimistically with Add; a span after
+// which Finite() fails is rolled back and redone with Checked. The tail
+// (less than a group) goes through Scalar.
 template <typename K>
 LOCKSTEP_AVX2 void RunKernel(K* k, size_t n) {
-  constexpr size_t kGroups = 64, kSpan = kGroups * K::kGroup;
+  constexpr size_t kGroups = 64;
   size_t i = 0;
-  for (; i + kSpan <= n; i += kSpan) {
+  while (i + K::kGroup <= n) {
+    size_t groups = std::min(kGroups, (n - i) / K::kGroup);
+    size_t end = i + groups * K::kGroup;
     typename K::Lanes saved = k->lanes;
-    AddSpan(k, i, kGroups);
+    AddSpan(k, i, groups);
     if (__builtin_expect(!k->Finite(), 0)) {
       k->lanes = saved;
-      for (size_t j = i; j < i + kSpan; j += K::kGroup) k->Checked(j);
+      for (size_t j = i; j < end; j += K::kGroup) k->Checked(j);
     }
+    i = end;
   }
-  for (; i + K::kGroup <= n; i += K::kGroup) k->Checked(i);
   for (; i < n; ++i) k->Scalar(i);
   k->Flush();
 }
