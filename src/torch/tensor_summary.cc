@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -254,32 +255,67 @@ void TensorSummarizer::Stats(const at::Tensor& t, PyJsonBuilder* b,
   hit->WriteTo(b);
 }
 
+bool TensorSummarizer::ElementSet::operator==(const ElementSet& o) const {
+  if (!valid || !o.valid || dims != o.dims || offset != o.offset) return false;
+  for (int k = 0; k < dims; ++k) {
+    if (size[k] != o.size[k] || stride[k] != o.stride[k]) return false;
+  }
+  return true;
+}
+
+TensorSummarizer::ElementSet TensorSummarizer::ElementsOf(const at::Tensor& t) {
+  ElementSet s;
+  if (!t.has_storage() || t.numel() == 0) return s;
+  std::pair<int64_t, int64_t> d[ElementSet::kMaxDims];  // (stride, size)
+  int n = 0;
+  for (int64_t k = 0; k < t.dim(); ++k) {
+    int64_t size = t.size(k);
+    if (size == 1) continue;
+    if (n == ElementSet::kMaxDims || t.stride(k) <= 0) return s;
+    d[n++] = {t.stride(k), size};
+  }
+  std::sort(d, d + n);
+  for (int k = 0; k < n; ++k) {
+    if (s.dims > 0) {
+      int64_t extent = s.stride[s.dims - 1] * s.size[s.dims - 1];
+      if (d[k].first < extent) return s;  // may overlap
+      if (d[k].first == extent) {         // continues the last dimension
+        s.size[s.dims - 1] *= d[k].second;
+        continue;
+      }
+    }
+    s.stride[s.dims] = d[k].first;
+    s.size[s.dims] = d[k].second;
+    ++s.dims;
+  }
+  s.offset = t.storage_offset();
+  s.valid = true;
+  return s;
+}
+
 const TensorSummarizer::CachedStats* TensorSummarizer::FindCached(
     const at::Tensor& t) const {
   const CachedStats* c = const_cast<TensorSummarizer*>(this)->FindEntry(t);
   if (c != nullptr) return c;
   // A view that holds exactly the elements of a cached tensor (view,
   // reshape, transpose, permute, t, flatten, squeeze, contiguous of a
-  // contiguous tensor, ...): both dense and non-overlapping over the same
-  // memory (same storage, first element, count and dtype), unchanged since.
-  // Views of one base share its version counter, so the version says so;
-  // other aliases of the memory do not (`p.data` has a counter of its own:
-  // an optimizer writing through one `p.data` leaves the version of the
-  // next at 0), so they must be of the same base. Its Max and Min are the
-  // same, and its Mean and Norm differ by the order of summation only (in
-  // double: the last bits). Not for the CRC-32, which depends on the order.
-  if (t.is_inference() || !t.has_storage() ||
-      !t.is_non_overlapping_and_dense()) {
-    return nullptr;
-  }
+  // contiguous tensor, a view of a slice, ...): the same set of elements of
+  // the same storage (ElementsOf), unchanged since. Views of one base share
+  // its version counter, so the version says so; other aliases of the
+  // memory do not (`p.data` has a counter of its own: an optimizer writing
+  // through one `p.data` leaves the version of the next at 0), so they must
+  // be of the same base. Its Max and Min are the same, and its Mean and
+  // Norm differ by the order of summation only (in double: the last bits).
+  // Not for the CRC-32, which depends on the order.
+  if (t.is_inference() || !t.has_storage()) return nullptr;
+  ElementSet elements = ElementsOf(t);
+  if (!elements.valid) return nullptr;
   for (const CachedStats& e : cache_) {
     if (e.tensor.defined() && e.version == t._version() &&
-        BaseOf(e.tensor) == BaseOf(t) && e.tensor.numel() == t.numel() &&
-        e.tensor.data_ptr() == t.data_ptr() &&
+        e.elements == elements && BaseOf(e.tensor) == BaseOf(t) &&
         e.tensor.scalar_type() == t.scalar_type() &&
         e.tensor.storage().unsafeGetStorageImpl() ==
-            t.storage().unsafeGetStorageImpl() &&
-        e.tensor.is_non_overlapping_and_dense()) {
+            t.storage().unsafeGetStorageImpl()) {
       return &e;
     }
   }
@@ -329,7 +365,7 @@ void TensorSummarizer::Remember(const at::Tensor& t, const StatValues& stats,
       e.tensor.reset();
     }
   }
-  CachedStats c{t, static_cast<uint32_t>(t._version()), stats};
+  CachedStats c{t, ElementsOf(t), static_cast<uint32_t>(t._version()), stats};
   c.slot = slot;
   if (cache_.size() < kCacheSize) {
     cache_.push_back(std::move(c));

@@ -96,6 +96,25 @@ class TensorSummarizer {
     cache_next_ = 0;
   }
 
+  // The elements of its storage a tensor covers: the first one's offset
+  // and its dimensions by increasing stride, contiguous ones merged and
+  // size-1 ones dropped. Tensors of one storage and dtype with equal sets
+  // hold the same elements (in some order). `valid` is false for layouts
+  // this does not describe: dimensions that may overlap (a stride below the
+  // extent of the smaller ones: expanded, as_strided), more than kMaxDims,
+  // no elements; an invalid set equals no set.
+  struct ElementSet {
+    static constexpr int kMaxDims = 8;
+    bool valid = false;
+    int dims = 0;
+    int64_t offset = 0;
+    int64_t size[kMaxDims] = {};
+    int64_t stride[kMaxDims] = {};
+    bool operator==(const ElementSet& o) const;
+  };
+  // (The cache matches views by it; public for tests.)
+  static ElementSet ElementsOf(const at::Tensor& t);
+
   // Max, Min, Mean, Norm as dump.json has them: floats, ints (integer
   // tensors' Max/Min), bools (bool tensors) or null.
   struct StatValues {
@@ -127,8 +146,10 @@ class TensorSummarizer {
   // an alias with a counter of its own (`.data`): Remember forgets the
   // entries such an alias's fresh statistics may have made stale (their
   // tensor undefined).
+
   struct CachedStats {
     at::Tensor tensor;
+    ElementSet elements;
     uint32_t version = 0;
     StatValues stats;
     bool has_crc = false;  // md5 mode: the CRC-32 of its bytes, once known

@@ -18,6 +18,7 @@
 #include "lockstep/format/zip.h"
 #include "lockstep/torch/tensor_bridge.h"
 #include "torch/probe_testing.h"
+#include "torch/tensor_summary.h"
 
 namespace lockstep {
 namespace {
@@ -116,6 +117,41 @@ TEST_F(ProbeTest, ViewsShareStatisticsUntilTheDataChanges) {
                 "view before add_");
   ExpectStatsOf(Item(Entry(d, "Tensor.view.1.forward"), "output", 0), v,
                 "view after add_");
+}
+
+// The probe's cache takes a view's statistics from a cached tensor with the
+// same elements: ElementsOf says which elements a tensor holds.
+TEST(ElementSetTest, ViewsWithTheSameElementsHaveEqualSets) {
+  using S = TensorSummarizer;
+  at::Tensor fused = at::arange(4 * 5 * 1152, at::kFloat).reshape({4, 5, 1152});
+  std::vector<at::Tensor> qkv = fused.split(384, -1);
+  at::Tensor q = qkv[0];
+  S::ElementSet sq = S::ElementsOf(q);
+  ASSERT_TRUE(sq.valid);
+  // A fused projection's q: heads and their transpose, a reshape.
+  EXPECT_TRUE(sq == S::ElementsOf(q.view({4, 5, 12, 32}).transpose(1, 2)));
+  EXPECT_TRUE(sq == S::ElementsOf(q.transpose(0, 1)));
+  EXPECT_TRUE(sq == S::ElementsOf(q.unsqueeze(0)));
+  // Other elements of the same storage.
+  EXPECT_FALSE(sq == S::ElementsOf(qkv[1]));
+  EXPECT_FALSE(sq == S::ElementsOf(q.narrow(-1, 0, 383)));
+  EXPECT_FALSE(sq == S::ElementsOf(fused));
+  // Dense tensors and their permutations.
+  at::Tensor x = at::randn({6, 10});
+  S::ElementSet sx = S::ElementsOf(x);
+  EXPECT_TRUE(sx == S::ElementsOf(x.t()));
+  EXPECT_TRUE(sx == S::ElementsOf(x.view({-1})));
+  EXPECT_TRUE(sx == S::ElementsOf(x.view({3, 2, 10}).permute({2, 0, 1})));
+  EXPECT_FALSE(sx == S::ElementsOf(x.slice(0, 0, 6, 2)));
+  EXPECT_FALSE(sx == S::ElementsOf(x.slice(0, 1, 6)));
+  // Layouts it does not describe (repeated elements, none): equal to none,
+  // themselves included.
+  for (const at::Tensor& t :
+       {x[0].expand({3, 10}), x.as_strided({3, 3}, {1, 1}), x.slice(0, 0, 0)}) {
+    S::ElementSet s = S::ElementsOf(t);
+    EXPECT_FALSE(s.valid) << t.sizes() << " " << t.strides();
+    EXPECT_FALSE(s == s);
+  }
 }
 
 // Writes through `p.data` (variable_data() in C++), as many optimizers do:
