@@ -231,6 +231,15 @@ LOCKSTEP_AVX2 __attribute__((noinline)) void AddSpan(K* k, size_t i,
   k->lanes = local.lanes;
 }
 
+// The same with K::Checked, which may change more than the lanes.
+template <typename K>
+LOCKSTEP_AVX2 __attribute__((noinline)) void CheckedSpan(K* k, size_t i,
+                                                         size_t groups) {
+  K local = *k;
+  for (size_t g = 0; g < groups; ++g) local.Checked(i + g * K::kGroup);
+  *k = local;
+}
+
 // Runs a vector kernel K over elements [0, n). K provides:
 //   kGroup            elements per vector step;
 //   Lanes lanes       its vector accumulators (copyable);
@@ -242,21 +251,33 @@ LOCKSTEP_AVX2 __attribute__((noinline)) void AddSpan(K* k, size_t i,
 //   Scalar(i)         adds element i with the scalar arithmetic;
 //   Flush()           moves `lanes` into the result.
 // Spans of up to 64 whole groups run optimistically with Add; a span after
-// which Finite() fails is rolled back and redone with Checked. The tail
-// (less than a group) goes through Scalar.
+// which Finite() fails is rolled back and redone with Checked. After such a
+// span the next 1, 2, 4, ... (up to 64) go straight to Checked, so that data
+// with NaN/inf throughout (a causal attention mask's -inf) is not added
+// twice. The tail (less than a group) goes through Scalar.
 template <typename K>
 LOCKSTEP_AVX2 void RunKernel(K* k, size_t n) {
   constexpr size_t kGroups = 64;
-  size_t i = 0;
+  size_t i = 0, skip = 0, backoff = 1;
   while (i + K::kGroup <= n) {
     size_t groups = std::min(kGroups, (n - i) / K::kGroup);
     size_t end = i + groups * K::kGroup;
-    typename K::Lanes saved = k->lanes;
-    AddSpan(k, i, groups);
-    if (__builtin_expect(!k->Finite(), 0)) {
-      k->lanes = saved;
-      for (size_t j = i; j < end; j += K::kGroup) k->Checked(j);
+    bool checked = skip > 0;
+    if (checked) {
+      --skip;
+    } else {
+      typename K::Lanes saved = k->lanes;
+      AddSpan(k, i, groups);
+      if (__builtin_expect(!k->Finite(), 0)) {
+        k->lanes = saved;
+        checked = true;
+        skip = backoff;
+        backoff = std::min<size_t>(backoff * 2, 64);
+      } else {
+        backoff = 1;
+      }
     }
+    if (checked) CheckedSpan(k, i, groups);
     i = end;
   }
   for (; i < n; ++i) k->Scalar(i);

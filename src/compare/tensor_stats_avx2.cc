@@ -1,7 +1,6 @@
 // AVX2 tensor-statistics kernels. Vector lanes do what AccumulateStatOne does
-// for finite elements (min/max exact, sums in double); groups holding a NaN
-// or inf, and the tail, go through AccumulateStatOne itself (see
-// avx2::RunKernel).
+// (min/max exact, sums in double, NaN and inf counted and left out); the
+// tail goes through AccumulateStatOne itself (see avx2::RunKernel).
 #include <algorithm>
 
 #include "compare/avx2_util.h"
@@ -33,6 +32,43 @@ struct StatSums {
   }
 };
 
+// Counts of NaN, +inf and -inf for the groups that hold any (Checked), so
+// that a tensor with many (a causal attention mask's -inf) stays in the
+// vector lanes instead of going element by element. Kept outside a kernel's
+// Lanes: only Checked counts, and Checked spans are never rolled back.
+struct NonFiniteCounts {
+  int64_t nan = 0, pos_inf = 0, neg_inf = 0;
+
+  // Counts v's non-finite lanes; returns their mask.
+  LOCKSTEP_AVX2 __m256 Count(__m256 v) {
+    __m256 is_nan = _mm256_cmp_ps(v, v, _CMP_UNORD_Q);
+    __m256 is_inf =
+        _mm256_cmp_ps(avx2::AbsPs(v), _mm256_set1_ps(INFINITY), _CMP_EQ_OQ);
+    __m256 positive = _mm256_cmp_ps(v, _mm256_setzero_ps(), _CMP_GT_OQ);
+    nan += __builtin_popcount(_mm256_movemask_ps(is_nan));
+    pos_inf +=
+        __builtin_popcount(_mm256_movemask_ps(_mm256_and_ps(is_inf, positive)));
+    neg_inf += __builtin_popcount(
+        _mm256_movemask_ps(_mm256_andnot_ps(positive, is_inf)));
+    return _mm256_or_ps(is_nan, is_inf);
+  }
+  void FlushTo(TensorStats* s) const {
+    s->nan += nan;
+    s->pos_inf += pos_inf;
+    s->neg_inf += neg_inf;
+  }
+};
+
+// v with its `bad` lanes replaced by 0 (for sums), +inf (for the minimum)
+// and -inf (for the maximum).
+struct MaskedLanes {
+  __m256 zeroed, for_min, for_max;
+  LOCKSTEP_AVX2 MaskedLanes(__m256 v, __m256 bad)
+      : zeroed(_mm256_andnot_ps(bad, v)),
+        for_min(_mm256_blendv_ps(v, _mm256_set1_ps(INFINITY), bad)),
+        for_max(_mm256_blendv_ps(v, _mm256_set1_ps(-INFINITY), bad)) {}
+};
+
 // Float lanes (8 per group) from a float-lane source: min/max and the
 // saturation counts in float (exact), sums in double.
 template <typename Src>
@@ -46,6 +82,7 @@ struct FloatStatsKernel {
   const typename Src::Elem* x;
   TensorStats* s;
   Lanes lanes;
+  NonFiniteCounts non_finite;
 
   LOCKSTEP_AVX2 void Init() {
     lanes.sums.Init();
@@ -57,6 +94,13 @@ struct FloatStatsKernel {
   LOCKSTEP_AVX2 void AddValues(size_t i, __m256 v) {
     lanes.min = _mm256_min_ps(lanes.min, v);
     lanes.max = _mm256_max_ps(lanes.max, v);
+    CountSaturated(v);
+    __m256d lo, hi;
+    Src::Widen(x + i, v, &lo, &hi);
+    lanes.sums.Add(0, lo);
+    lanes.sums.Add(1, hi);
+  }
+  LOCKSTEP_AVX2 void CountSaturated(__m256 v) {
     __m256 av = avx2::AbsPs(v);
     __m256 half_max = _mm256_set1_ps(static_cast<float>(kHalfMax));
     __m256 bf16_max = _mm256_set1_ps(static_cast<float>(kBFloat16Max));
@@ -64,21 +108,22 @@ struct FloatStatsKernel {
         avx2::CountI32(lanes.c_half, _mm256_cmp_ps(av, half_max, _CMP_EQ_OQ));
     lanes.c_bf16 =
         avx2::CountI32(lanes.c_bf16, _mm256_cmp_ps(av, bf16_max, _CMP_EQ_OQ));
-    __m256d lo, hi;
-    Src::Widen(x + i, v, &lo, &hi);
-    lanes.sums.Add(0, lo);
-    lanes.sums.Add(1, hi);
   }
   LOCKSTEP_AVX2 void Add(size_t i) { AddValues(i, Src::Load8(x + i)); }
   LOCKSTEP_AVX2 bool Finite() const { return lanes.sums.Finite(); }
   LOCKSTEP_AVX2 void Checked(size_t i) {
     __m256 v = Src::Load8(x + i);
-    if (!avx2::AnyNonFinite(v, v)) return AddValues(i, v);
-    for (size_t k = i; k < i + kGroup; ++k) Scalar(k);
+    MaskedLanes m(v, non_finite.Count(v));
+    lanes.min = _mm256_min_ps(lanes.min, m.for_min);
+    lanes.max = _mm256_max_ps(lanes.max, m.for_max);
+    CountSaturated(m.zeroed);
+    lanes.sums.Add(0, avx2::Lo(m.zeroed));
+    lanes.sums.Add(1, avx2::Hi(m.zeroed));
   }
   LOCKSTEP_AVX2 void Scalar(size_t i) { AccumulateStatOne(Src::One(x + i), s); }
   LOCKSTEP_AVX2 void Flush() {
     lanes.sums.FlushTo(s);
+    non_finite.FlushTo(s);
     s->min = std::min(s->min, avx2::HMin(lanes.min));
     s->max = std::max(s->max, avx2::HMax(lanes.max));
     s->at_half_max += avx2::HSumI32(lanes.c_half);
@@ -99,6 +144,7 @@ struct FloatMomentsKernel {
   const typename Src::Elem* x;
   TensorStats* s;
   Lanes lanes;
+  NonFiniteCounts non_finite;
 
   LOCKSTEP_AVX2 void Init() {
     lanes.sums[0].Init();
@@ -126,17 +172,18 @@ struct FloatMomentsKernel {
     for (int h = 0; h < 2; ++h) {
       size_t j = i + 8 * static_cast<size_t>(h);
       __m256 v = Src::Load8(x + j);
-      if (!avx2::AnyNonFinite(v, v)) {
-        AddValues(h, j, v);
-      } else {
-        for (size_t k = j; k < j + 8; ++k) Scalar(k);
-      }
+      MaskedLanes m(v, non_finite.Count(v));
+      lanes.min = _mm256_min_ps(lanes.min, m.for_min);
+      lanes.max = _mm256_max_ps(lanes.max, m.for_max);
+      lanes.sums[h].Add(0, avx2::Lo(m.zeroed));
+      lanes.sums[h].Add(1, avx2::Hi(m.zeroed));
     }
   }
   LOCKSTEP_AVX2 void Scalar(size_t i) { AccumulateStatOne(Src::One(x + i), s); }
   LOCKSTEP_AVX2 void Flush() {
     lanes.sums[0].FlushTo(s);
     lanes.sums[1].FlushTo(s);
+    non_finite.FlushTo(s);
     s->min = std::min(s->min, avx2::HMin(lanes.min));
     s->max = std::max(s->max, avx2::HMax(lanes.max));
   }
@@ -204,7 +251,9 @@ struct DoubleStatsKernel {
 template <template <typename> class Kernel, typename Src>
 LOCKSTEP_AVX2 void RunStats(const void* data, size_t begin, size_t n,
                             TensorStats* s) {
-  Kernel<Src> k{avx2::At<Src>(data, begin), s, {}};
+  Kernel<Src> k{};
+  k.x = avx2::At<Src>(data, begin);
+  k.s = s;
   k.Init();
   avx2::RunKernel(&k, n);
 }

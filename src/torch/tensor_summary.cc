@@ -308,16 +308,26 @@ const TensorSummarizer::CachedStats* TensorSummarizer::FindCached(
   // Norm differ by the order of summation only (in double: the last bits).
   // Not for the CRC-32, which depends on the order.
   if (t.is_inference() || !t.has_storage()) return nullptr;
-  ElementSet elements = ElementsOf(t);
-  if (!elements.valid) return nullptr;
+  const c10::StorageImpl* storage = t.storage().unsafeGetStorageImpl();
+  const uint32_t version = static_cast<uint32_t>(t._version());
+  const c10::TensorImpl* base = nullptr;
+  std::optional<ElementSet> elements;  // t's, once a candidate needs them
   for (const CachedStats& e : cache_) {
-    if (e.tensor.defined() && e.version == t._version() &&
-        e.elements == elements && BaseOf(e.tensor) == BaseOf(t) &&
-        e.tensor.scalar_type() == t.scalar_type() &&
-        e.tensor.storage().unsafeGetStorageImpl() ==
-            t.storage().unsafeGetStorageImpl()) {
-      return &e;
+    if (!e.tensor.defined() || e.storage != storage || e.version != version ||
+        e.tensor.scalar_type() != t.scalar_type()) {
+      continue;
     }
+    if (base == nullptr) base = BaseOf(t);
+    if (e.base != base) continue;
+    if (!elements) {
+      elements = ElementsOf(t);
+      if (!elements->valid) return nullptr;
+    }
+    if (!e.elements_known) {
+      e.elements = ElementsOf(e.tensor);
+      e.elements_known = true;
+    }
+    if (e.elements == *elements) return &e;
   }
   return nullptr;
 }
@@ -358,14 +368,18 @@ void TensorSummarizer::Remember(const at::Tensor& t, const StatValues& stats,
   // version counter of its own (w, after a write through w.data) may be
   // stale without its version saying so: it is forgotten.
   const c10::StorageImpl* storage = t.storage().unsafeGetStorageImpl();
+  const c10::TensorImpl* base = BaseOf(t);
   for (CachedStats& e : cache_) {
-    if (e.tensor.defined() &&
-        e.tensor.storage().unsafeGetStorageImpl() == storage &&
-        BaseOf(e.tensor) != BaseOf(t)) {
+    if (e.tensor.defined() && e.storage == storage && e.base != base) {
       e.tensor.reset();
     }
   }
-  CachedStats c{t, ElementsOf(t), static_cast<uint32_t>(t._version()), stats};
+  CachedStats c;
+  c.tensor = t;
+  c.storage = storage;
+  c.base = base;
+  c.version = static_cast<uint32_t>(t._version());
+  c.stats = stats;
   c.slot = slot;
   if (cache_.size() < kCacheSize) {
     cache_.push_back(std::move(c));

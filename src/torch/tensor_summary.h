@@ -149,7 +149,12 @@ class TensorSummarizer {
 
   struct CachedStats {
     at::Tensor tensor;
-    ElementSet elements;
+    // Of `tensor` (alive while it is held): its storage, the tensor whose
+    // version counter it shares, and its elements once asked for.
+    const c10::StorageImpl* storage = nullptr;
+    const c10::TensorImpl* base = nullptr;
+    mutable bool elements_known = false;
+    mutable ElementSet elements;
     uint32_t version = 0;
     StatValues stats;
     bool has_crc = false;  // md5 mode: the CRC-32 of its bytes, once known

@@ -179,6 +179,35 @@ TEST(TensorStatsTest, AllDTypesAgainstReference) {
   }
 }
 
+// Runs of non-finite values (a causal mask's -inf rows, a NaN-filled
+// stretch) between finite stretches: spans go to Checked after a failed
+// optimistic one, back off, and return to the optimistic path (RunKernel);
+// every path must count and skip them exactly.
+TEST(TensorStatsTest, RunsOfNonFiniteValuesAgainstReference) {
+  const double specials[] = {-kInf, kNaN, kInf};
+  for (DType t :
+       {DType::kFloat32, DType::kFloat16, DType::kBFloat16, DType::kFloat64}) {
+    std::mt19937_64 rng(static_cast<int>(t) + 7);
+    std::vector<double> v = testing::RandomValues(t, 150011, &rng);
+    std::uniform_int_distribution<size_t> run(1, 9000);
+    std::uniform_int_distribution<int> pick(0, 5);
+    for (size_t i = 0; i < v.size();) {
+      size_t len = run(rng);
+      int kind = pick(rng);  // 0-2: one special throughout; 3: causal rows
+      for (size_t j = i; j < std::min(v.size(), i + len); ++j) {
+        if (kind < 3) v[j] = specials[kind];
+        if (kind == 3 && (j % 64) > ((j / 64) % 64)) v[j] = -kInf;
+      }
+      i += 2 * len;  // a finite stretch as long after it
+    }
+    for (bool misaligned : {false, true}) {
+      CheckStats(
+          MakeTensor(t, v, misaligned),
+          std::string(TorchDTypeName(t)) + (misaligned ? " misaligned" : ""));
+    }
+  }
+}
+
 // Small int64 values take the vector conversion; a few large ones (beyond
 // its range [-2^51, 2^51)) force the per-lane path for their span.
 TEST(TensorStatsTest, Int64SmallAndLargeValues) {
