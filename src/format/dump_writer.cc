@@ -279,7 +279,7 @@ std::string DumpWriter::DumpJsonText() const {
     if (!p.live) continue;
     OpenMember(n++, &out);
     AppendMemberKey(p.name, &out);
-    out += p.value;
+    AppendExpandingLateFloats(p.value, &out);
   }
   AppendTail(n, &out);
   return out;

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 
 #include "lockstep/core/check.h"
 #include "lockstep/numerics/pyfloat.h"
@@ -126,11 +127,35 @@ void AppendDict(const PyValue& v, int indent, int level, std::string* out) {
 
 }  // namespace
 
+namespace {
+
+// Whether one of the 8 bytes of w needs an escape (below 0x20, 0x7f and
+// above, '"', '\\'), by bit tricks on the whole word: each test below is
+// nonzero exactly when some byte qualifies (which bytes it flags may be
+// off above the first that does; only whether any does is used).
+constexpr uint64_t kOnes = 0x0101010101010101ull;
+constexpr uint64_t kHighs = 0x8080808080808080ull;
+// Nonzero iff some byte of v is 0.
+inline uint64_t HasZero(uint64_t v) { return (v - kOnes) & ~v & kHighs; }
+inline bool AnyNeedsEscape(uint64_t w) {
+  uint64_t below_space = (w - 0x20 * kOnes) & ~w & kHighs;
+  return (below_space | (w & kHighs) | HasZero(w ^ (0x7f * kOnes)) |
+          HasZero(w ^ ('"' * kOnes)) | HasZero(w ^ ('\\' * kOnes))) != 0;
+}
+
+}  // namespace
+
 void AppendPyJsonString(std::string_view s, std::string* out) {
   *out += '"';
   size_t i = 0;
   while (i < s.size()) {
     size_t run = i;  // printable ASCII needing no escape: appended at once
+    while (run + 8 <= s.size()) {
+      uint64_t w;
+      std::memcpy(&w, s.data() + run, 8);
+      if (AnyNeedsEscape(w)) break;
+      run += 8;
+    }
     while (run < s.size()) {
       unsigned char c = static_cast<unsigned char>(s[run]);
       if (c < 0x20 || c >= 0x7f || c == '"' || c == '\\') break;
@@ -152,6 +177,47 @@ void AppendPyJsonFloat(double d, std::string* out) {
     char buf[kPyFloatReprMax];
     out->append(buf, static_cast<size_t>(PyFloatReprTo(d, buf)));
   }
+}
+
+void AppendLateFloat(double d, std::string* out) {
+  uint64_t bits;
+  std::memcpy(&bits, &d, 8);
+  char buf[17];
+  buf[0] = kLateFloatMark;
+  for (int k = 16; k >= 1; --k) {
+    buf[k] = "0123456789abcdef"[bits & 15];
+    bits >>= 4;
+  }
+  out->append(buf, sizeof buf);
+}
+
+void AppendExpandingLateFloats(std::string_view text, std::string* out) {
+  while (true) {
+    const void* at = std::memchr(text.data(), kLateFloatMark, text.size());
+    if (at == nullptr) break;
+    size_t n = static_cast<size_t>(static_cast<const char*>(at) - text.data());
+    out->append(text.data(), n);
+    text.remove_prefix(n + 1);
+    uint64_t bits = 0;
+    size_t k = 0;
+    for (; k < 16 && k < text.size(); ++k) {
+      char c = text[k];
+      int v = c >= '0' && c <= '9'   ? c - '0'
+              : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                                     : -1;
+      if (v < 0) break;
+      bits = bits << 4 | static_cast<uint64_t>(v);
+    }
+    if (k < 16) {
+      *out += "null";
+    } else {
+      double d;
+      std::memcpy(&d, &bits, 8);
+      AppendPyJsonFloat(d, out);
+    }
+    text.remove_prefix(k);
+  }
+  out->append(text.data(), text.size());
 }
 
 void AppendPyJson(const PyValue& v, int indent, int level, std::string* out) {

@@ -8,8 +8,15 @@
 namespace lockstep {
 
 void PyJsonBuilder::NewLine(size_t level) {
-  out_ += '\n';
-  out_.append(level * static_cast<size_t>(indent_), ' ');
+  // One append of a line break and spaces for the usual depths.
+  static constexpr char kBreak[] = "\n                                ";
+  size_t spaces = level * static_cast<size_t>(indent_);
+  if (spaces < sizeof kBreak - 1) {
+    out_.append(kBreak, spaces + 1);
+  } else {
+    out_ += '\n';
+    out_.append(spaces, ' ');
+  }
 }
 
 void PyJsonBuilder::BeforeValue() {
@@ -83,6 +90,12 @@ PyJsonBuilder& PyJsonBuilder::Int(int64_t i) {
 PyJsonBuilder& PyJsonBuilder::Float(double d) {
   BeforeValue();
   AppendPyJsonFloat(d, &out_);
+  return *this;
+}
+
+PyJsonBuilder& PyJsonBuilder::LateFloat(double d) {
+  BeforeValue();
+  AppendLateFloat(d, &out_);
   return *this;
 }
 

@@ -3,6 +3,9 @@
 #include <torch/csrc/autograd/function.h>
 #include <torch/csrc/autograd/function_hook.h>
 
+#include <string>
+#include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "torch/probe_impl.h"
@@ -11,22 +14,55 @@
 namespace lockstep {
 namespace {
 
-// Nesting depth of RecordFunction scopes on this thread: only the
-// outermost operator of a call is an entry.
+// Nesting depth of RecordFunction scopes on this thread, plus the probe's
+// own work (ProbeOwnWork): only an operator called at depth 0 is an entry.
 thread_local int t_depth = 0;
-// Whether the outermost operator's start turned RecordFunction off on this
-// thread (its end turns it on again).
+// ProbeOwnWork nesting: the operators it runs are not the entry's own.
+thread_local int t_own = 0;
+
+// The operators an entry calls are never entries. Turning RecordFunction
+// off until the entry ends spares their callbacks and the boxing of their
+// inputs, but each change of that state costs ~0.5 us (LibTorch 1.13
+// rebuilds the thread's callback list): it is worth it only for operators
+// that call others. So each operator name is watched once with
+// RecordFunction on; those seen to call none (the elementwise operators of
+// an optimizer) stay so, the others turn it off from then on.
+enum class Calls : uint8_t { kNone, kSome };
+struct NameHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const {
+    return std::hash<std::string_view>()(s);
+  }
+};
+thread_local std::unordered_map<std::string, Calls, NameHash, std::equal_to<>>
+    t_calls;
+// The outermost operator: whether its start turned RecordFunction off (its
+// end turns it on again), else what it is known to call and how many
+// operators it called (not the probe's own).
 thread_local bool t_inner_off = false;
+thread_local Calls* t_watched = nullptr;
+thread_local int t_inner_calls = 0;
 
 std::unique_ptr<at::ObserverContext> OnStart(const at::RecordFunction& fn) {
   int depth = t_depth++;
-  if (depth > 0) return nullptr;
-  // The operators this one calls are never entries: with RecordFunction off
-  // until it ends, LibTorch neither calls these callbacks for them nor boxes
-  // their inputs (most of what a probe cost LibTorch).
+  if (depth > 0) {
+    if (t_own == 0) ++t_inner_calls;
+    return nullptr;
+  }
+  t_inner_calls = 0;
+  t_watched = nullptr;
   if (at::isRecordFunctionEnabled()) {
-    at::enableRecordFunction(false);
-    t_inner_off = true;
+    std::string_view name = fn.name();
+    auto it = t_calls.find(name);
+    if (it == t_calls.end()) {
+      it = t_calls.emplace(std::string(name), Calls::kNone).first;
+    }
+    if (it->second == Calls::kNone) {
+      t_watched = &it->second;
+    } else {
+      at::enableRecordFunction(false);
+      t_inner_off = true;
+    }
   }
   if (fn.scope() != at::RecordScope::FUNCTION) return nullptr;
   ProbeImpl* p = g_active_probe.load(std::memory_order_acquire);
@@ -35,15 +71,20 @@ std::unique_ptr<at::ObserverContext> OnStart(const at::RecordFunction& fn) {
 }
 
 void OnEnd(const at::RecordFunction& fn, at::ObserverContext* ctx) {
-  if (t_depth > 0) --t_depth;
+  // The depth stays raised while OpEnd runs (its operators are not entries).
   if (ctx != nullptr) {
     ProbeImpl* p = g_active_probe.load(std::memory_order_acquire);
     if (p != nullptr) p->OpEnd(fn, static_cast<OpContext*>(ctx));
   }
-  if (t_depth == 0 && t_inner_off) {
+  if (t_depth > 0) --t_depth;
+  if (t_depth != 0) return;
+  if (t_inner_off) {
     at::enableRecordFunction(true);
     t_inner_off = false;
+  } else if (t_watched != nullptr && t_inner_calls > 0) {
+    *t_watched = Calls::kSome;
   }
+  t_watched = nullptr;
 }
 
 // "aten::add.Tensor": the operator and overload of a call ("" for none).
@@ -58,8 +99,19 @@ std::atomic<ProbeImpl*> g_active_probe{nullptr};
 
 void ResetProbeDepth() {
   t_depth = 0;
+  t_own = 0;
   if (t_inner_off) at::enableRecordFunction(true);
   t_inner_off = false;
+  t_watched = nullptr;
+}
+
+ProbeOwnWork::ProbeOwnWork() {
+  ++t_depth;
+  ++t_own;
+}
+ProbeOwnWork::~ProbeOwnWork() {
+  --t_own;
+  --t_depth;
 }
 
 at::CallbackHandle AddProbeCallbacks() {
@@ -95,7 +147,7 @@ std::unique_ptr<OpContext> ProbeImpl::OpStartLocked(
     std::string aten;
     if (config_.task == ProbeTask::kTensor || shadow) aten = AtenName(fn);
     if (!filter_.ForwardWanted(fwd, module_stack_, aten)) return;
-    at::DisableRecordFunctionGuard no_recursion;
+    ProbeOwnWork no_recursion;
     auto ctx = std::make_unique<OpContext>();
     ctx->base = std::move(base);
     ctx->fwd = std::move(fwd);
@@ -144,7 +196,7 @@ void ProbeImpl::OpEnd(const at::RecordFunction& fn, OpContext* ctx) {
   }
   std::lock_guard<std::mutex> lock(mu_);
   if (writer_ == nullptr || terminated_) return;
-  at::DisableRecordFunctionGuard no_recursion;
+  ProbeOwnWork no_recursion;
   const std::string& fwd = ctx->fwd;
   Guarded(fwd, [&] {
     const std::vector<c10::IValue>& outs = fn.outputs();

@@ -215,7 +215,8 @@ void TensorSummarizer::StatValues::WriteTo(PyJsonBuilder* b) const {
         b->Null();
         break;
       case Kind::kFloat:
-        b->Float(f[k]);
+        // Formatted on the writer thread (DumpWriter::DumpJsonText).
+        b->LateFloat(f[k]);
         break;
       case Kind::kInt:
         b->Int(i[k]);
@@ -274,7 +275,9 @@ TensorSummarizer::ElementSet TensorSummarizer::ElementsOf(const at::Tensor& t) {
     if (n == ElementSet::kMaxDims || t.stride(k) <= 0) return s;
     d[n++] = {t.stride(k), size};
   }
-  std::sort(d, d + n);
+  for (int k = 1; k < n; ++k) {  // insertion sort: at most kMaxDims
+    for (int j = k; j > 0 && d[j] < d[j - 1]; --j) std::swap(d[j], d[j - 1]);
+  }
   for (int k = 0; k < n; ++k) {
     if (s.dims > 0) {
       int64_t extent = s.stride[s.dims - 1] * s.size[s.dims - 1];
@@ -526,12 +529,21 @@ PyJsonBuilder& Typed(const char* type, PyJsonBuilder* b) {
 // A Python number that ATen wrapped into a 0-dim tensor (`x.mul_(2.0)`): the
 // number the user wrote, as msprobe records it.
 void WrappedNumber(const at::Tensor& t, PyJsonBuilder* b) {
+  // ATen wraps Python's numbers as CPU double, int64 and bool tensors: read
+  // those directly (item() is an operator call of its own).
+  const void* p = t.device().is_cpu() ? t.data_ptr() : nullptr;
   if (t.scalar_type() == at::kBool) {
-    Typed("bool", b).Bool(t.item<bool>()).EndDict();
+    Typed("bool", b)
+        .Bool(p ? *static_cast<const bool*>(p) : t.item<bool>())
+        .EndDict();
+  } else if (t.scalar_type() == at::kLong && p != nullptr) {
+    Typed("int", b).Int(*static_cast<const int64_t*>(p)).EndDict();
   } else if (at::isIntegralType(t.scalar_type(), false)) {
     Typed("int", b).Int(t.item<int64_t>()).EndDict();
   } else if (at::isComplexType(t.scalar_type())) {
     b->BeginDict().Key("type").Str("complex").EndDict();
+  } else if (t.scalar_type() == at::kDouble && p != nullptr) {
+    Typed("float", b).Float(*static_cast<const double*>(p)).EndDict();
   } else {
     Typed("float", b).Float(t.item<double>()).EndDict();
   }

@@ -59,6 +59,68 @@ TEST(JsonWriterTest, StringEscapesAreEnsureAscii) {
             R"("\ufffd|\ufffd\ufffd|\ud800|\ufffd\ufffd")");
 }
 
+// The escape scan reads 8 bytes at a time: every byte value that needs an
+// escape, at every position of a word (and across words), must be found.
+// Escaping is per character, so a string's text is the texts of its parts.
+TEST(JsonWriterTest, EscapesAreFoundAtEveryPositionOfAWord) {
+  auto inner = [](const std::string& s) {
+    std::string out;
+    AppendPyJsonString(s, &out);
+    return out.substr(1, out.size() - 2);
+  };
+  std::vector<std::string> specials;
+  for (int c = 0; c < 0x80; ++c) specials.push_back(std::string(1, char(c)));
+  specials.push_back("\xc3\xa9");      // é: two bytes
+  specials.push_back("\xe4\xb8\xad");  // three
+  specials.push_back("\x80");          // not UTF-8
+  for (const std::string& sp : specials) {
+    for (size_t at = 0; at < 20; ++at) {
+      std::string before(at, 'a'), after(19 - at, 'z');
+      EXPECT_EQ(inner(before + sp + after),
+                inner(before) + inner(sp) + inner(after))
+          << "byte " << int(static_cast<unsigned char>(sp[0])) << " at " << at;
+    }
+  }
+  // Plain text is copied whole.
+  EXPECT_EQ(inner("Tensor.add_.0.forward.input.0"),
+            "Tensor.add_.0.forward.input.0");
+}
+
+// A late float becomes exactly the text AppendPyJsonFloat writes.
+TEST(JsonWriterTest, LateFloatsExpandToTheirRepr) {
+  std::mt19937_64 rng(5);
+  std::vector<double> values = {
+      0.0, -0.0, 1.0,       -2.5,     1e16,   1e-5,
+      0.1, NAN,  -INFINITY, INFINITY, 5e-324, 1.7976931348623157e308};
+  for (int i = 0; i < 2000; ++i) {
+    uint64_t bits = rng();
+    double d;
+    std::memcpy(&d, &bits, 8);
+    values.push_back(d);
+  }
+  for (double d : values) {
+    std::string late = "[";
+    AppendLateFloat(d, &late);
+    late += ", 7]";
+    std::string want = "[";
+    AppendPyJsonFloat(d, &want);
+    want += ", 7]";
+    std::string got;
+    AppendExpandingLateFloats(late, &got);
+    EXPECT_EQ(got, want);
+  }
+  // Cut short or not hex: null, and the text after it is kept.
+  std::string got;
+  AppendExpandingLateFloats(std::string("[\x03") + "3ff0], 1", &got);
+  EXPECT_EQ(got, "[null], 1");
+  got.clear();
+  AppendExpandingLateFloats(std::string("\x03") + "3ff00000000000", &got);
+  EXPECT_EQ(got, "null");
+  got.clear();
+  AppendExpandingLateFloats("no marks", &got);
+  EXPECT_EQ(got, "no marks");
+}
+
 TEST(JsonWriterTest, IndentedAndCompactLayout) {
   PyValue v =
       PyValue::Dict({{"a", PyValue::List({PyValue::Int(1), PyValue::List({})})},

@@ -151,6 +151,22 @@ TEST(PyJsonBuilderTest, MatchesTheTreeEncoderOnRandomValues) {
   }
 }
 
+// LateFloat's text, expanded, is Float's.
+TEST(PyJsonBuilderTest, LateFloatsExpandToFloats) {
+  PyJsonBuilder late(2), now(2);
+  for (PyJsonBuilder* b : {&late, &now}) {
+    b->BeginDict().Key("Max");
+    b == &late ? b->LateFloat(0.1) : b->Float(0.1);
+    b->Key("v").BeginList();
+    b == &late ? b->LateFloat(-3e-7) : b->Float(-3e-7);
+    b->Int(2).EndList().EndDict();
+  }
+  std::string expanded;
+  AppendExpandingLateFloats(late.text(), &expanded);
+  EXPECT_EQ(expanded, now.text());
+  EXPECT_NE(late.text(), now.text());
+}
+
 TEST(PyJsonBuilderTest, EmptyContainersAndNesting) {
   PyJsonBuilder b;
   b.BeginDict().Key("input_args").BeginList().EndList();

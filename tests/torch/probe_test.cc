@@ -260,6 +260,60 @@ void RunOdd(const OddValues& v) {
   at::cos(v.f64);
 }
 
+// Operators an entry calls are never entries, whether RecordFunction is
+// turned off around it (operators seen to call others) or left on (first
+// calls, and operators seen to call none); nor is the probe's own work
+// inside an entry (a strided tensor's copy).
+TEST_F(ProbeTest, InnerOperatorsAreNeverEntries) {
+  auto p = MakeProbe(Config());
+  at::Tensor x = at::randn({4, 6});
+  at::Tensor w = at::randn({3, 6});
+  at::Tensor b = at::randn({3});
+  at::Tensor strided = at::randn({64, 64}).slice(1, 0, 32);  // runs of 32
+  ASSERT_TRUE(p->Start().ok());
+  for (int i = 0; i < 3; ++i) {
+    at::linear(x, w, b);  // addmm, t inside
+    strided.add_(1.0);    // no operator inside; the probe copies `strided`
+    at::relu(x);
+  }
+  ASSERT_TRUE(p->Stop().ok());
+  std::vector<std::string> want;
+  for (int i = 0; i < 3; ++i) {
+    std::string n = std::to_string(i);
+    want.push_back("Functional.linear." + n + ".forward");
+    want.push_back("Tensor.add_." + n + ".forward");
+    want.push_back("Functional.relu." + n + ".forward");
+  }
+  EXPECT_EQ(Names(ReadDump()), want);
+}
+
+// Python numbers that ATen wrapped into 0-dim tensors (`x.mul_(2.5)`) are
+// recorded as the numbers, read from the tensor's memory.
+TEST_F(ProbeTest, WrappedNumbersAreRecordedAsNumbers) {
+  auto wrapped = [](at::Tensor t) {
+    t.unsafeGetTensorImpl()->set_wrapped_number(true);
+    return t;
+  };
+  auto p = MakeProbe(Config());
+  at::Tensor x = at::ones({3});
+  ASSERT_TRUE(p->Start().ok());
+  at::mul(x, wrapped(at::scalar_tensor(-2.5, at::kDouble)));
+  at::mul(x, wrapped(at::scalar_tensor(7, at::kLong)));
+  at::mul(x, wrapped(at::scalar_tensor(true, at::kBool)));
+  ASSERT_TRUE(p->Stop().ok());
+  DumpFile d = ReadDump();
+  auto arg = [&](int call) -> const PyValue& {
+    return Item(Entry(d, "Torch.mul." + std::to_string(call) + ".forward"),
+                "input_args", 1);
+  };
+  EXPECT_EQ(arg(0).Find("type")->as_str(), "float");
+  EXPECT_EQ(arg(0).Find("value")->as_double(), -2.5);
+  EXPECT_EQ(arg(1).Find("type")->as_str(), "int");
+  EXPECT_EQ(arg(1).Find("value")->as_int(), 7);
+  EXPECT_EQ(arg(2).Find("type")->as_str(), "bool");
+  EXPECT_TRUE(arg(2).Find("value")->as_bool());
+}
+
 TEST_F(ProbeTest, ValuesFollowTheSummaryRules) {
   auto p = MakeProbe(Config());
   OddValues v;

@@ -90,7 +90,9 @@ class DumpWriter {
   // `value` is normally a dict (input_args, input_kwargs, output, ...).
   void AddEntry(const std::string& name, const PyValue& value);
   // The same with the value already encoded: JSON text as AppendPyJson
-  // writes it at level kEntryLevel (a PyJsonBuilder(kEntryLevel)'s text).
+  // writes it at level kEntryLevel (a PyJsonBuilder(kEntryLevel)'s text),
+  // where late floats (json_writer.h) may stand for floats: they are
+  // formatted when dump.json is written.
   void AddEncodedEntry(const std::string& name, std::string value_text);
   static constexpr int kEntryLevel = 2;
 

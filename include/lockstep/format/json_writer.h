@@ -44,6 +44,17 @@ void AppendPyJsonString(std::string_view s, std::string* out);
 // A float as json.dumps writes it: repr(), or NaN / Infinity / -Infinity.
 void AppendPyJsonFloat(double d, std::string* out);
 
+// Late floats: a writer on a busy thread may put kLateFloatMark and the 16
+// hex digits of a double's bits where the float's text belongs (cheap),
+// and leave the formatting to whoever turns the text into JSON with
+// AppendExpandingLateFloats (the probe: its writer thread). JSON text never
+// holds a raw byte below 0x20, so the mark is unambiguous.
+inline constexpr char kLateFloatMark = '\x03';
+void AppendLateFloat(double d, std::string* out);
+// Appends `text` with each late float replaced by AppendPyJsonFloat's text
+// (a malformed one, cut short, by null).
+void AppendExpandingLateFloats(std::string_view text, std::string* out);
+
 }  // namespace lockstep
 
 #endif  // LOCKSTEP_FORMAT_JSON_WRITER_H_

@@ -44,6 +44,9 @@ class PyJsonBuilder {
   PyJsonBuilder& Bool(bool b);
   PyJsonBuilder& Int(int64_t i);
   PyJsonBuilder& Float(double d);  // repr; NaN, Infinity, -Infinity
+  // A late float (json_writer.h): the text is JSON only once passed
+  // through AppendExpandingLateFloats.
+  PyJsonBuilder& LateFloat(double d);
   PyJsonBuilder& Str(std::string_view s);
   // A whole value encoded at level 0 with the same indent (another
   // builder's Take()), indented to this position.
