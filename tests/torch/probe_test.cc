@@ -154,6 +154,39 @@ TEST(ElementSetTest, ViewsWithTheSameElementsHaveEqualSets) {
   }
 }
 
+// A tensor read again after many operators, and written since; many
+// short-lived tensors in between, whose memory (and TensorImpl) a new
+// tensor may get: the statistics cache must never lend a dead tensor's
+// statistics to a new one, nor an old version's to a written tensor.
+TEST_F(ProbeTest, CachedStatisticsFollowTheTensorsThroughAStep) {
+  auto p = MakeProbe(Config());
+  at::Tensor w = at::full({2048}, 3.0);
+  ASSERT_TRUE(p->Start().ok());
+  at::cos(w);
+  for (int i = 0; i < 20; ++i) {
+    at::Tensor t = at::full({2048}, static_cast<double>(i));
+    at::sin(t.view({32, 64}));  // its own and its view's statistics
+    at::sin(t);
+  }
+  at::cos(w);  // unchanged: from the cache
+  w.mul_(2);
+  at::cos(w);  // written since: computed again
+  ASSERT_TRUE(p->Stop().ok());
+  DumpFile d = ReadDump();
+  for (int i = 0; i < 20; ++i) {
+    at::Tensor t = at::full({2048}, static_cast<double>(i));
+    for (int k : {2 * i, 2 * i + 1}) {
+      std::string name = "Torch.sin." + std::to_string(k) + ".forward";
+      ExpectStatsOf(Item(Entry(d, name), "input_args", 0),
+                    k % 2 == 0 ? t.view({32, 64}) : t, name);
+    }
+  }
+  ExpectStatsOf(Item(Entry(d, "Torch.cos.1.forward"), "input_args", 0),
+                at::full({2048}, 3.0), "cos 1");
+  ExpectStatsOf(Item(Entry(d, "Torch.cos.2.forward"), "input_args", 0),
+                at::full({2048}, 6.0), "cos 2");
+}
+
 // Writes through `p.data` (variable_data() in C++), as many optimizers do:
 // each such alias has a version counter of its own, so the cache must not
 // take one alias's statistics for another's, nor keep p's own after a write
