@@ -184,9 +184,11 @@ void AppendLateFloat(double d, std::string* out) {
   std::memcpy(&bits, &d, 8);
   char buf[17];
   buf[0] = kLateFloatMark;
-  for (int k = 16; k >= 1; --k) {
-    buf[k] = "0123456789abcdef"[bits & 15];
-    bits >>= 4;
+  for (int k = 15; k >= 1; k -= 2) {  // a byte, two digits, at a time
+    unsigned byte = static_cast<unsigned>(bits & 0xff);
+    buf[k] = "0123456789abcdef"[byte >> 4];
+    buf[k + 1] = "0123456789abcdef"[byte & 15];
+    bits >>= 8;
   }
   out->append(buf, sizeof buf);
 }

@@ -7,13 +7,46 @@
 
 namespace lockstep {
 
-void PyJsonBuilder::NewLine(size_t level) {
-  // One append of a line break and spaces for the usual depths.
-  static constexpr char kBreak[] = "\n                                ";
+namespace {
+
+// ",\n" and the spaces of the usual depths, appended in one piece.
+constexpr char kCommaBreak[] =
+    ",\n                                                                ";
+constexpr size_t kMaxSpaces = sizeof kCommaBreak - 3;
+
+// Appends the JSON string literal of s, followed by `tail`: in one append
+// when s is short printable ASCII without quotes or backslashes (keys,
+// dtype names), else through AppendPyJsonString.
+void AppendQuoted(std::string_view s, std::string_view tail, std::string* out) {
+  char buf[96];
+  if (s.size() + tail.size() + 2 <= sizeof buf) {
+    buf[0] = '"';
+    size_t n = 1;
+    bool plain = true;
+    for (char ch : s) {
+      unsigned char c = static_cast<unsigned char>(ch);
+      plain &= c >= 0x20 && c < 0x7f && c != '"' && c != '\\';
+      buf[n++] = ch;
+    }
+    if (plain) {
+      buf[n++] = '"';
+      for (char ch : tail) buf[n++] = ch;
+      out->append(buf, n);
+      return;
+    }
+  }
+  AppendPyJsonString(s, out);
+  out->append(tail);
+}
+
+}  // namespace
+
+void PyJsonBuilder::NewLine(size_t level, bool comma) {
   size_t spaces = level * static_cast<size_t>(indent_);
-  if (spaces < sizeof kBreak - 1) {
-    out_.append(kBreak, spaces + 1);
+  if (spaces <= kMaxSpaces) {
+    out_.append(kCommaBreak + (comma ? 0 : 1), spaces + (comma ? 2 : 1));
   } else {
+    if (comma) out_ += ',';
     out_ += '\n';
     out_.append(spaces, ' ');
   }
@@ -27,8 +60,7 @@ void PyJsonBuilder::BeforeValue() {
   if (open_.empty()) return;
   Open& o = open_.back();
   LOCKSTEP_DCHECK(!o.dict);
-  if (o.items++ > 0) out_ += ',';
-  NewLine(static_cast<size_t>(level_) + open_.size());
+  NewLine(static_cast<size_t>(level_) + open_.size(), o.items++ > 0);
 }
 
 PyJsonBuilder& PyJsonBuilder::BeginList() {
@@ -50,7 +82,7 @@ PyJsonBuilder& PyJsonBuilder::End(bool dict, char close) {
   (void)dict;
   bool empty = open_.back().items == 0;
   open_.pop_back();
-  if (!empty) NewLine(static_cast<size_t>(level_) + open_.size());
+  if (!empty) NewLine(static_cast<size_t>(level_) + open_.size(), false);
   out_ += close;
   return *this;
 }
@@ -61,10 +93,8 @@ PyJsonBuilder& PyJsonBuilder::EndDict() { return End(true, '}'); }
 PyJsonBuilder& PyJsonBuilder::Key(std::string_view key) {
   LOCKSTEP_DCHECK(!open_.empty() && open_.back().dict && !after_key_);
   Open& o = open_.back();
-  if (o.items++ > 0) out_ += ',';
-  NewLine(static_cast<size_t>(level_) + open_.size());
-  AppendPyJsonString(key, &out_);
-  out_ += ": ";
+  NewLine(static_cast<size_t>(level_) + open_.size(), o.items++ > 0);
+  AppendQuoted(key, ": ", &out_);
   after_key_ = true;
   return *this;
 }
@@ -101,7 +131,7 @@ PyJsonBuilder& PyJsonBuilder::LateFloat(double d) {
 
 PyJsonBuilder& PyJsonBuilder::Str(std::string_view s) {
   BeforeValue();
-  AppendPyJsonString(s, &out_);
+  AppendQuoted(s, "", &out_);
   return *this;
 }
 

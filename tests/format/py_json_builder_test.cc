@@ -133,6 +133,7 @@ PyValue RandomValue(std::mt19937_64* rng, int depth) {
         std::string key = "k";
         key += std::to_string(i);
         if ((*rng)() & 1) key += '\t';
+        if ((*rng)() % 5 == 0) key += std::string(100, 'x');  // long keys
         fields.emplace_back(std::move(key), RandomValue(rng, depth + 1));
       }
       return PyValue::Dict(std::move(fields));
@@ -148,6 +149,18 @@ TEST(PyJsonBuilderTest, MatchesTheTreeEncoderOnRandomValues) {
     std::string want = Encoded(v, level);
     ASSERT_EQ(Built(v, level, false), want) << "value " << i;
     ASSERT_EQ(Built(v, level, true), want) << "value " << i << " (fragments)";
+  }
+}
+
+// Deeper than the indents the builder keeps ready (64 spaces).
+TEST(PyJsonBuilderTest, DeepNestingMatchesTheTreeEncoder) {
+  PyValue v = PyValue::List({PyValue::Int(1), PyValue::Str("leaf")});
+  for (int depth = 0; depth < 80; ++depth) {
+    v = depth % 2 ? PyValue::List({v, PyValue::Int(depth)})
+                  : PyValue::Dict({{"k", v}, {"n", PyValue::Int(depth)}});
+  }
+  for (int level : {0, 3}) {
+    EXPECT_EQ(Built(v, level, false), Encoded(v, level));
   }
 }
 

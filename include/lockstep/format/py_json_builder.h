@@ -69,7 +69,8 @@ class PyJsonBuilder {
   };
   // Separator and line break before a value (not after a Key).
   void BeforeValue();
-  void NewLine(size_t level);
+  // A line break indented for `level`, after a comma if `comma`.
+  void NewLine(size_t level, bool comma);
   PyJsonBuilder& End(bool dict, char close);
 
   std::string out_;
