@@ -31,12 +31,11 @@ ROOT = os.path.join(HERE, "..", "..")
 sys.path.insert(0, os.path.join(ROOT, "tests", "python"))
 sys.path.insert(0, os.path.join(ROOT, "python"))
 
-# One thread in all: torch's intra-op pool (set below) and OpenBLAS's own,
-# whose idle workers spin on sched_yield and take the second core from the
-# probe's writer thread (read when OpenBLAS loads, so before torch).
+# One thread in all: torch's intra-op pool (tiny_gpt.issue_setup) and
+# OpenBLAS's own, whose idle workers spin on sched_yield and take the second
+# core from the probe's writer thread (read when OpenBLAS loads, so before
+# torch).
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-
-import torch  # noqa: E402
 
 import lockstep_probe  # noqa: E402
 import tiny_gpt  # noqa: E402
@@ -60,14 +59,7 @@ def main():
                     "(write_behind=False) instead of behind the training")
     a = ap.parse_args()
 
-    torch.set_num_threads(1)
-    torch.manual_seed(0)
-    k = tiny_gpt.Knobs(d=128, heads=4, blocks=2, seq=64, batch=8)
-    tiny_gpt.use_kernels(k)
-    model = tiny_gpt.TinyGPT(k)
-    model.train()
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
-    batches = [tiny_gpt.batch(k, s) for s in range(a.steps)]
+    model, opt, batches = tiny_gpt.issue_setup(a.steps)
 
     clock = time.perf_counter if a.clock == "wall" else time.thread_time
 

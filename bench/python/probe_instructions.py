@@ -36,16 +36,8 @@ import os, sys, tempfile
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 sys.path.insert(0, os.path.join(sys.argv[1], "tests", "python"))
 sys.path.insert(0, os.path.join(sys.argv[1], "python"))
-import torch, lockstep_probe, tiny_gpt
-torch.set_num_threads(1)
-torch.manual_seed(0)
-k = tiny_gpt.Knobs(d=128, heads=4, blocks=2, seq=64, batch=8)
-tiny_gpt.use_kernels(k)
-model = tiny_gpt.TinyGPT(k)
-model.train()
-opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
-steps = int(sys.argv[2])
-batches = [tiny_gpt.batch(k, s) for s in range(steps)]
+import lockstep_probe, tiny_gpt
+model, opt, batches = tiny_gpt.issue_setup(int(sys.argv[2]))
 d = tempfile.mkdtemp(dir=sys.argv[4])
 p = lockstep_probe.Probe({"task": "statistics", "level": "L1",
                           "dump_path": os.path.join(d, "dump")},

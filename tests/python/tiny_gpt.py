@@ -199,6 +199,20 @@ def batch(k: Knobs, step: int):
     return idx, torch.roll(idx, -1, dims=1)
 
 
+def issue_setup(steps):
+    """The probe-cost benchmarks' setting (issue 15): 2 blocks, d=128, 4
+    heads, seq 64, batch 8, AdamW at 1e-4, one intra-op thread, seed 0.
+    Returns (model, optimizer, batches) for `steps` steps."""
+    torch.set_num_threads(1)
+    torch.manual_seed(0)
+    k = Knobs(d=128, heads=4, blocks=2, seq=64, batch=8)
+    use_kernels(k)
+    model = TinyGPT(k)
+    model.train()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    return model, opt, [batch(k, s) for s in range(steps)]
+
+
 def timed_steps(model, opt, batches, probe=None, clock=time.perf_counter,
                 sync=None):
     """One training step per (idx, tgt) of `batches` (probe.step() after
