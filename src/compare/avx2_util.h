@@ -247,7 +247,9 @@ LOCKSTEP_AVX2 __attribute__((noinline)) void CheckedSpan(K* k, size_t i,
 //   Finite()          false if the span must be redone with Checked: a NaN
 //                     or inf has reached `lanes`, or a fast load was inexact
 //                     (false alarms, e.g. overflowing sums, only cost time);
-//   Checked(i)        adds the group at i, sending non-finite ones to Scalar;
+//   Checked(i)        adds the group at i whatever its values (NaN and inf
+//                     counted and left out of the sums, in the lanes or
+//                     through Scalar);
 //   Scalar(i)         adds element i with the scalar arithmetic;
 //   Flush()           moves `lanes` into the result.
 // Spans of up to 64 whole groups run optimistically with Add; a span after

@@ -125,9 +125,10 @@ void AppendDict(const PyValue& v, int indent, int level, std::string* out) {
   *out += '}';
 }
 
-}  // namespace
-
-namespace {
+// Printable ASCII other than '"' and '\\': written as it is.
+inline bool Plain(unsigned char c) {
+  return c >= 0x20 && c < 0x7f && c != '"' && c != '\\';
+}
 
 // Whether one of the 8 bytes of w needs an escape (below 0x20, 0x7f and
 // above, '"', '\\'), by bit tricks on the whole word: each test below is
@@ -146,6 +147,21 @@ inline bool AnyNeedsEscape(uint64_t w) {
 }  // namespace
 
 void AppendPyJsonString(std::string_view s, std::string* out) {
+  // Short plain strings (keys, dtype names: most of a dump's strings) in
+  // one append, quotes included.
+  char buf[64];
+  if (s.size() + 2 <= sizeof buf) {
+    bool plain = true;
+    for (size_t k = 0; k < s.size(); ++k) {
+      plain &= Plain(static_cast<unsigned char>(s[k]));
+      buf[k + 1] = s[k];
+    }
+    if (plain) {
+      buf[0] = buf[s.size() + 1] = '"';
+      out->append(buf, s.size() + 2);
+      return;
+    }
+  }
   *out += '"';
   size_t i = 0;
   while (i < s.size()) {
@@ -156,11 +172,7 @@ void AppendPyJsonString(std::string_view s, std::string* out) {
       if (AnyNeedsEscape(w)) break;
       run += 8;
     }
-    while (run < s.size()) {
-      unsigned char c = static_cast<unsigned char>(s[run]);
-      if (c < 0x20 || c >= 0x7f || c == '"' || c == '\\') break;
-      ++run;
-    }
+    while (run < s.size() && Plain(static_cast<unsigned char>(s[run]))) ++run;
     out->append(s.data() + i, run - i);
     i = run;
     if (i < s.size()) AppendEscaped(DecodeUtf8(s, &i), out);

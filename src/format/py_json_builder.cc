@@ -14,31 +14,6 @@ constexpr char kCommaBreak[] =
     ",\n                                                                ";
 constexpr size_t kMaxSpaces = sizeof kCommaBreak - 3;
 
-// Appends the JSON string literal of s, followed by `tail`: in one append
-// when s is short printable ASCII without quotes or backslashes (keys,
-// dtype names), else through AppendPyJsonString.
-void AppendQuoted(std::string_view s, std::string_view tail, std::string* out) {
-  char buf[96];
-  if (s.size() + tail.size() + 2 <= sizeof buf) {
-    buf[0] = '"';
-    size_t n = 1;
-    bool plain = true;
-    for (char ch : s) {
-      unsigned char c = static_cast<unsigned char>(ch);
-      plain &= c >= 0x20 && c < 0x7f && c != '"' && c != '\\';
-      buf[n++] = ch;
-    }
-    if (plain) {
-      buf[n++] = '"';
-      for (char ch : tail) buf[n++] = ch;
-      out->append(buf, n);
-      return;
-    }
-  }
-  AppendPyJsonString(s, out);
-  out->append(tail);
-}
-
 }  // namespace
 
 void PyJsonBuilder::NewLine(size_t level, bool comma) {
@@ -94,7 +69,8 @@ PyJsonBuilder& PyJsonBuilder::Key(std::string_view key) {
   LOCKSTEP_DCHECK(!open_.empty() && open_.back().dict && !after_key_);
   Open& o = open_.back();
   NewLine(static_cast<size_t>(level_) + open_.size(), o.items++ > 0);
-  AppendQuoted(key, ": ", &out_);
+  AppendPyJsonString(key, &out_);
+  out_ += ": ";
   after_key_ = true;
   return *this;
 }
@@ -131,7 +107,7 @@ PyJsonBuilder& PyJsonBuilder::LateFloat(double d) {
 
 PyJsonBuilder& PyJsonBuilder::Str(std::string_view s) {
   BeforeValue();
-  AppendQuoted(s, "", &out_);
+  AppendPyJsonString(s, &out_);
   return *this;
 }
 

@@ -146,7 +146,6 @@ class TensorSummarizer {
   // an alias with a counter of its own (`.data`): Remember forgets the
   // entries such an alias's fresh statistics may have made stale (their
   // tensor undefined).
-
   struct CachedStats {
     at::Tensor tensor;
     // Of `tensor` (alive while it is held): its storage, the tensor whose
