@@ -8,7 +8,7 @@ kit_configure() {
   lib=$deps/usr/lib/x86_64-linux-gnu
   local cuda=()
   if command -v nvcc > /dev/null; then
-    cuda=(-DCMAKE_CUDA_COMPILER="$(command -v nvcc)" -DCMAKE_CUDA_ARCHITECTURES=90)
+    cuda=(-DCMAKE_CUDA_COMPILER="$(command -v nvcc)" -DLOCKSTEP_CUDA_ARCHITECTURES=90-real)
   fi
   TORCH_CUDA_ARCH_LIST=9.0 cmake -S "$1" -B "$2" -G Ninja -DCMAKE_BUILD_TYPE=Release \
     -DLOCKSTEP_BUILD_TESTS=OFF -DLOCKSTEP_BUILD_BENCH=OFF -DLOCKSTEP_WITH_MPI=OFF \

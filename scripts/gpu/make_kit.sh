@@ -7,7 +7,8 @@
 #   src.tar.gz       the sources of HEAD (src_new.tar.gz: the same)
 #   src_old.tar.gz   the sources of BASELINE (default HEAD~1), for
 #                    gpu_cost.sh's before/after timing
-#   gpu_check.sh, gpu_cost.sh, kit_cmake.sh, gpu_probe_run.py, tiny_gpt.py
+#   gpu_check.sh, gpu_cost.sh, gpu_gpt2.sh, kit_cmake.sh, gpu_probe_run.py,
+#   gpt2_cost.py, device_stats_check.py, tiny_gpt.py
 # Usage: bash scripts/gpu/make_kit.sh [BASELINE]     (docs/gpu.md)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -40,6 +41,7 @@ cp "$K/src.tar.gz" "$K/src_new.tar.gz"
 git archive --format=tar.gz -o "$K/src_old.tar.gz" "$BASELINE" "${FILES[@]}"
 git rev-parse --short HEAD > "$K/src.commit"
 cp scripts/gpu/gpu_check.sh scripts/gpu/gpu_cost.sh scripts/gpu/kit_cmake.sh \
-  scripts/gpu/gpu_probe_run.py \
+  scripts/gpu/gpu_probe_run.py scripts/gpu/gpu_gpt2.sh scripts/gpu/gpt2_cost.py \
+  scripts/gpu/device_stats_check.py \
   tests/python/tiny_gpt.py "$K/"
 echo "kit in $K/: HEAD $(cat "$K/src.commit"), baseline $(git rev-parse --short "$BASELINE"); $(du -sh "$K" | cut -f1)"

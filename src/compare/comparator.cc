@@ -333,6 +333,7 @@ CompareRow MakeRow(CompareMode mode, const MsprobeRow& r,
   RowError e = EstimateRowError(mode, r, facts);
   out.error = e.error;
   out.floor = e.floor;
+  out.aggregate_error = e.aggregate_error;
   out.is_input =
       r.npu->state == RowState::kInput || r.npu->state == RowState::kParameters;
   out.is_tensor = r.npu->is_tensor;

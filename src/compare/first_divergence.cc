@@ -307,8 +307,13 @@ class RankWalker {
       const CompareRow& r = Row(p);
       if (r.is_input || !Known(r.error)) continue;
       floor = std::max(floor, r.floor);
-      if (!worst || r.error > out_err) {
-        out_err = r.error;
+      // Where the inputs differ, an output's max and min (one element
+      // each) move by their largest elementwise difference, which the
+      // inputs' statistics do not show: only the mean and norm weigh.
+      double e =
+          in_err > 0 && Known(r.aggregate_error) ? r.aggregate_error : r.error;
+      if (!worst || e > out_err) {
+        out_err = e;
         worst = p;
       }
     }

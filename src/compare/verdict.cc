@@ -35,15 +35,17 @@ bool StatNonFinite(const PyValue& v) {
   return false;
 }
 
-// The largest difference of the four statistics and which one (-1 when
-// none differs): max/min/mean relative to the baseline's scale
-// max(|max|, |min|), norm relative to its norm.
-std::pair<double, int> WorstStatDiff(const OpRow& a, const OpRow& b) {
+// The largest difference of the four statistics (of those from `first` on:
+// 2 for the mean and norm alone) and which one (-1 when none differs):
+// max/min/mean relative to the baseline's scale max(|max|, |min|), norm
+// relative to its norm.
+std::pair<double, int> WorstStatDiff(const OpRow& a, const OpRow& b,
+                                     int first = 0) {
   double scale = std::max(std::fabs(b.stats[0].as_double()),
                           std::fabs(b.stats[1].as_double()));
   double worst = 0;
   int worst_k = -1;
-  for (int k = 0; k < 4; ++k) {
+  for (int k = first; k < 4; ++k) {
     if (!a.stats[k].is_number() || !b.stats[k].is_number()) continue;
     double d = std::fabs(a.stats[k].as_double() - b.stats[k].as_double());
     double s = k == 3 ? std::fabs(b.stats[3].as_double()) : scale;
@@ -194,8 +196,9 @@ double RelDiff(double a, double b) {
   return s > 0 ? d / s : INFINITY;
 }
 
-// The statistics' estimate of the relative error (WorstStatDiff).
-double StatsError(const OpRow& a, const OpRow& b) {
+// The statistics' estimate of the relative error (WorstStatDiff from
+// statistic `first` on).
+double StatsError(const OpRow& a, const OpRow& b, int first) {
   bool a_bad = StatNonFinite(a.stats[0]) || StatNonFinite(a.stats[1]);
   bool b_bad = StatNonFinite(b.stats[0]) || StatNonFinite(b.stats[1]);
   if (a_bad != b_bad) return INFINITY;
@@ -203,7 +206,7 @@ double StatsError(const OpRow& a, const OpRow& b) {
   if (!a.stats[0].is_number() || !b.stats[0].is_number()) {
     return std::numeric_limits<double>::quiet_NaN();
   }
-  return WorstStatDiff(a, b).first;
+  return WorstStatDiff(a, b, first).first;
 }
 
 double TensorError(const TensorPairFacts& f) {
@@ -242,9 +245,12 @@ RowError EstimateRowError(CompareMode mode, const MsprobeRow& row,
   } else {
     // A max or a min is one element, which two kernels can round a whole
     // ulp apart (up to 4 u where it crosses a power of two).
-    e.error = StatsError(a, b);
+    e.error = StatsError(a, b, 0);
+    e.aggregate_error = StatsError(a, b, 2);
     e.floor *= 2;
+    return e;
   }
+  e.aggregate_error = e.error;
   return e;
 }
 

@@ -15,6 +15,10 @@
 //   torch.ops.lockstep.register_params(module, names, params)
 //   torch.ops.lockstep.clear_params()
 //   torch.ops.lockstep.save(name, tensor)   entry "{name}.{n}.debug"
+//   torch.ops.lockstep.device_stats(tensor) [max, min, sum, sum of
+//                                    squares] by the probe's CUDA kernel, as
+//                                    a CPU double tensor (for tests; raises
+//                                    where the kernel does not handle it)
 //
 // Errors become Python RuntimeErrors carrying lockstep's message.
 //
@@ -26,8 +30,10 @@
 #ifdef LOCKSTEP_HAVE_PYTHON_H
 #include <Python.h>
 #endif
+#include <ATen/Functions.h>
 #include <torch/library.h>
 
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -37,6 +43,7 @@
 
 #include "lockstep/format/probe_config.h"
 #include "lockstep/torch/probe.h"
+#include "torch/device_stats.h"
 
 namespace {
 
@@ -243,6 +250,17 @@ void ClearParams() {
   if (p != nullptr) p->ClearParameters();
 }
 
+at::Tensor DeviceStats(at::Tensor t) {
+  TORCH_CHECK(lockstep::DeviceStatsSupported(t),
+              "lockstep: device_stats: no CUDA kernel for this tensor (",
+              t.device(), ", ", t.scalar_type(), ", ", t.numel(),
+              " elements) in this build");
+  at::Tensor out = at::full({4}, std::numeric_limits<double>::quiet_NaN(),
+                            t.options().dtype(at::kDouble));
+  lockstep::LaunchDeviceStats(t, out, 0);
+  return out.to(at::kCPU);
+}
+
 }  // namespace
 
 TORCH_LIBRARY(lockstep, m) {
@@ -263,4 +281,5 @@ TORCH_LIBRARY(lockstep, m) {
         &RegisterParams);
   m.def("clear_params() -> ()", &ClearParams);
   m.def("save(str name, Tensor value) -> ()", &Save);
+  m.def("device_stats(Tensor t) -> Tensor", &DeviceStats);
 }

@@ -17,6 +17,7 @@
 #include "lockstep/format/json_writer.h"
 #include "lockstep/format/zip.h"
 #include "lockstep/torch/tensor_bridge.h"
+#include "torch/device_stats.h"
 
 namespace lockstep {
 namespace {
@@ -398,6 +399,11 @@ size_t TensorSummarizer::DeferStats(const at::Tensor& t) {
   // and the sum and the norm accumulated in double whatever the dtype.
   at::Tensor x = t.detach();
   Deferred d;
+  d.n = x.numel();
+  if (DeferOnDevice(x, &d)) {
+    deferred_.push_back(std::move(d));
+    return deferred_.size() - 1;
+  }
   try {
     std::tie(d.min, d.max) = at::aminmax(x);
   } catch (const c10::Error&) {  // no kernel for this dtype (CPU fp16, 1.13)
@@ -406,9 +412,55 @@ size_t TensorSummarizer::DeferStats(const at::Tensor& t) {
   }
   d.sum = at::sum(x, at::kDouble);
   d.norm = at::linalg_vector_norm(x, 2, c10::nullopt, false, at::kDouble);
-  d.n = x.numel();
   deferred_.push_back(std::move(d));
   return deferred_.size() - 1;
+}
+
+TensorSummarizer::TensorSummarizer(SummaryMode mode, BackgroundWriter* files)
+    : mode_(mode), files_(files), device_kernels_(DeviceKernelsWanted()) {}
+
+bool TensorSummarizer::DeferOnDevice(const at::Tensor& t, Deferred* d) {
+  if (!device_kernels_ || !DeviceStatsSupported(t)) return false;
+  int chunk = static_cast<int>(device_chunks_.size()) - 1;
+  while (chunk >= 0 && (device_chunks_[chunk].values.device() != t.device() ||
+                        device_chunks_[chunk].used == kChunkSlots)) {
+    --chunk;
+  }
+  try {
+    if (chunk < 0) {
+      device_chunks_.push_back(DeviceChunk{
+          at::empty({4 * kChunkSlots}, t.options().dtype(at::kDouble)), 0});
+      chunk = static_cast<int>(device_chunks_.size()) - 1;
+    }
+    DeviceChunk& c = device_chunks_[chunk];
+    LaunchDeviceStats(t, c.values, c.used);
+    d->chunk = chunk;
+    d->index = c.used++;
+    return true;
+  } catch (const c10::Error&) {  // the ATen reductions instead
+    return false;
+  }
+}
+
+void TensorSummarizer::FetchDeviceChunks(std::vector<double>* values) const {
+  std::vector<at::Tensor> host(device_chunks_.size());
+  for (size_t c = 0; c < device_chunks_.size(); ++c) {
+    const DeviceChunk& chunk = device_chunks_[c];
+    // Kernels queued on other streams than this thread's current one are
+    // finished too.
+    DeviceStatsSynchronize(chunk.values.device());
+    host[c] = chunk.values.narrow(0, 0, 4 * chunk.used).to(at::kCPU);
+  }
+  for (size_t i = 0; i < deferred_.size(); ++i) {
+    const Deferred& d = deferred_[i];
+    if (d.chunk < 0) continue;
+    const double* v = host[d.chunk].data_ptr<double>() + 4 * d.index;
+    double* to = values->data() + 4 * i;
+    to[0] = v[0];                             // max
+    to[1] = v[1];                             // min
+    to[2] = v[2] / static_cast<double>(d.n);  // mean
+    to[3] = std::sqrt(v[3]);                  // norm
+  }
 }
 
 void TensorSummarizer::WriteDeferredMarks(size_t slot, PyJsonBuilder* b) {
@@ -609,6 +661,7 @@ std::vector<double> TensorSummarizer::FetchDeferred() const {
   std::map<std::pair<std::string, int>, std::vector<size_t>> by_dtype;
   std::map<std::string, std::vector<size_t>> by_device;
   for (size_t i = 0; i < deferred_.size(); ++i) {
+    if (deferred_[i].chunk >= 0) continue;  // the CUDA kernel's
     const at::Tensor& m = deferred_[i].min;
     std::string device = m.device().str();
     by_dtype[{device, static_cast<int>(m.scalar_type())}].push_back(i);
@@ -621,8 +674,10 @@ std::vector<double> TensorSummarizer::FetchDeferred() const {
     fetch(members, &Deferred::sum, &Deferred::norm, 2);
   }
   for (size_t i = 0; i < deferred_.size(); ++i) {
+    if (deferred_[i].chunk >= 0) continue;
     values[i * 4 + 2] /= static_cast<double>(deferred_[i].n);  // the mean
   }
+  FetchDeviceChunks(&values);
   return values;
 }
 
@@ -653,6 +708,7 @@ void TensorSummarizer::Resolve(std::vector<std::string>* texts) {
     text.swap(out);
   }
   deferred_.clear();
+  device_chunks_.clear();
 }
 
 Status TensorSummarizer::TakeError() {

@@ -42,8 +42,7 @@ struct SummaryMode {
 // probe builds dump.json's entries as text, without PyValue trees).
 class TensorSummarizer {
  public:
-  TensorSummarizer(SummaryMode mode, BackgroundWriter* files)
-      : mode_(mode), files_(files) {}
+  TensorSummarizer(SummaryMode mode, BackgroundWriter* files);
 
   void set_dump_writer(DumpWriter* w) { dump_ = w; }
   void set_save(bool save) { mode_.save = save; }
@@ -177,13 +176,31 @@ class TensorSummarizer {
   BackgroundWriter* files_;
   DumpWriter* dump_ = nullptr;
   bool files_disabled_ = false;
-  // A device tensor's reductions, fetched in Resolve: min and max in its
-  // dtype, the sum and the L2 norm in double.
+  // A device tensor's reductions, fetched in Resolve: either ATen's (min
+  // and max in its dtype, the sum and the L2 norm in double), or the CUDA
+  // kernel's four doubles at index `index` of device_chunks_[chunk].
   struct Deferred {
     at::Tensor min, max, sum, norm;
     int64_t n = 0;
+    int chunk = -1;
+    int64_t index = 0;
   };
   std::vector<Deferred> deferred_;
+  // Device buffers the CUDA kernel writes into: kChunkSlots statistics of
+  // one device each, allocated as the step needs them, copied to the host
+  // in Resolve (one copy per chunk) and dropped.
+  struct DeviceChunk {
+    at::Tensor values;  // 4 * kChunkSlots doubles
+    int64_t used = 0;
+  };
+  static constexpr int64_t kChunkSlots = 4096;
+  std::vector<DeviceChunk> device_chunks_;
+  bool device_kernels_;  // DeviceKernelsWanted() when constructed
+  // t's statistics by the CUDA kernel into a chunk slot; false where the
+  // kernel does not handle t (or failed to launch).
+  bool DeferOnDevice(const at::Tensor& t, Deferred* d);
+  // The kernel's results into values ([max, min, mean, norm] per tensor).
+  void FetchDeviceChunks(std::vector<double>* values) const;
   Status error_;
   std::vector<Skip> skips_;
 };

@@ -160,7 +160,9 @@ def main():
         if os.path.isdir(TOY) or "LOCKSTEP_FIXTURES" in os.environ:
             h, t = msprobe_cases(tmp)
             hits, total = hits + h, total + t
-    print(f"scenarios: {hits} of {total} named right")
+    caps = ", ".join(f"{v}={os.environ[v]}" for v in ("ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA")
+                     if v in os.environ) or "the CPU's own kernel paths"
+    print(f"scenarios: {hits} of {total} named right ({caps})")
     return 0 if hits == total else 1
 
 

@@ -19,7 +19,12 @@
 //      out > kAmplification * in + floor   (floor: RoundingFloor of the
 //    output's dtypes), where `in` for a backward entry includes its forward
 //    entry's error (the saved tensors), and for an entry without inputs (a
-//    factory op, a parameter-gradient entry) is the largest error seen.
+//    factory op, a parameter-gradient entry) is the largest error seen. In
+//    statistics mode, where `in` > 0, `out` is read from the output's mean
+//    and norm alone (CompareRow::aggregate_error): its max and min are one
+//    element each, moved by the inputs' largest elementwise difference,
+//    which their statistics do not show (Adam's update of a parameter
+//    element with a near-zero gradient, say).
 // Ties across ranks go to the earliest step, then the lowest rank. When no
 // entry qualifies and some row does not pass, the earliest such row is
 // reported with that said in `detail`.

@@ -75,6 +75,11 @@ struct CompareRow {
   // rounding noise).
   double error = std::numeric_limits<double>::quiet_NaN();
   double floor = 0;
+  // Statistics mode: the error estimated from the mean and norm alone (a
+  // max or a min is one element, which moves by the largest elementwise
+  // difference of the op's inputs, and statistics do not show that);
+  // `error` in the other modes.
+  double aggregate_error = std::numeric_limits<double>::quiet_NaN();
   // max, min, mean, norm of each side (NaN when absent; a number's value in
   // [0]): fingerprints that find the earlier output an input was.
   std::array<double, 4> target_stats = {kNoStat, kNoStat, kNoStat, kNoStat};

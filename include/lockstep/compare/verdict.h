@@ -50,6 +50,8 @@ double RoundingFloor(const std::string& dtype_a, const std::string& dtype_b);
 struct RowError {
   double error = std::numeric_limits<double>::quiet_NaN();
   double floor = 0;
+  double aggregate_error = std::numeric_limits<double>::quiet_NaN();  // as
+  // CompareRow's
 };
 RowError EstimateRowError(CompareMode mode, const MsprobeRow& row,
                           const TensorPairFacts* facts);

@@ -1,0 +1,205 @@
+// The probe's one-pass statistics kernel for CUDA tensors (device_stats.h).
+#include <ATen/ATen.h>
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAException.h>
+#include <c10/cuda/CUDAFunctions.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/util/BFloat16.h>
+#include <c10/util/Half.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+
+#include "torch/device_stats.h"
+
+namespace lockstep {
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int kWarps = kThreads / 32;
+// Elements a thread takes in before a second block is worth launching.
+constexpr int64_t kPerThread = 32;
+
+struct Acc {
+  double sum;
+  double sq;
+  float max;
+  float min;
+};
+
+__device__ __forceinline__ Acc Empty() {
+  return Acc{0.0, 0.0, -INFINITY, INFINITY};
+}
+
+// NaN sticks: once max or min is NaN, no later comparison replaces it.
+__device__ __forceinline__ float Bigger(float a, float b) {
+  return (b > a || b != b) ? b : a;
+}
+__device__ __forceinline__ float Smaller(float a, float b) {
+  return (b < a || b != b) ? b : a;
+}
+
+__device__ __forceinline__ void Add(Acc& a, float v) {
+  a.max = Bigger(a.max, v);
+  a.min = Smaller(a.min, v);
+  const double d = v;
+  a.sum += d;
+  a.sq = fma(d, d, a.sq);
+}
+
+__device__ __forceinline__ void Merge(Acc& a, const Acc& b) {
+  a.max = Bigger(a.max, b.max);
+  a.min = Smaller(a.min, b.min);
+  a.sum += b.sum;
+  a.sq += b.sq;
+}
+
+// The block's total, in thread 0: a fixed tree (shuffles, then the warps'
+// results in order), so the same inputs give the same bits.
+__device__ Acc BlockTotal(Acc a) {
+  for (int off = 16; off > 0; off /= 2) {
+    Acc o;
+    o.sum = __shfl_down_sync(0xffffffffu, a.sum, off);
+    o.sq = __shfl_down_sync(0xffffffffu, a.sq, off);
+    o.max = __shfl_down_sync(0xffffffffu, a.max, off);
+    o.min = __shfl_down_sync(0xffffffffu, a.min, off);
+    Merge(a, o);
+  }
+  __shared__ Acc warps[kWarps];
+  const int lane = threadIdx.x % 32;
+  const int warp = threadIdx.x / 32;
+  if (lane == 0) warps[warp] = a;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    for (int w = 1; w < kWarps; ++w) Merge(a, warps[w]);
+  }
+  return a;
+}
+
+__device__ __forceinline__ void Store(const Acc& a, double* out) {
+  out[0] = a.max;
+  out[1] = a.min;
+  out[2] = a.sum;
+  out[3] = a.sq;
+}
+
+// Pass 1: each block's total into partial[blockIdx.x], or, for a grid of
+// one block, straight into out.
+template <typename T>
+__global__ void __launch_bounds__(kThreads)
+    StatsKernel(const T* __restrict__ x, int64_t n, Acc* partial, double* out) {
+  Acc a = Empty();
+  const int64_t first =
+      static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x;
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * kThreads;
+  constexpr int kVec = 16 / sizeof(T);
+  int64_t done = 0;
+  if (reinterpret_cast<uintptr_t>(x) % 16 == 0) {
+    // 16-byte loads, coalesced across the warp.
+    const int64_t vectors = n / kVec;
+    const uint4* xv = reinterpret_cast<const uint4*>(x);
+    for (int64_t i = first; i < vectors; i += stride) {
+      uint4 raw = __ldg(xv + i);
+      T v[kVec];
+      memcpy(v, &raw, sizeof(raw));
+#pragma unroll
+      for (int k = 0; k < kVec; ++k) Add(a, static_cast<float>(v[k]));
+    }
+    done = vectors * kVec;
+  }
+  for (int64_t i = done + first; i < n; i += stride) {
+    Add(a, static_cast<float>(x[i]));
+  }
+  a = BlockTotal(a);
+  if (threadIdx.x == 0) {
+    if (gridDim.x == 1) {
+      Store(a, out);
+    } else {
+      partial[blockIdx.x] = a;
+    }
+  }
+}
+
+// Pass 2: the blocks' totals, in a fixed order, into out.
+__global__ void __launch_bounds__(kThreads)
+    FinishKernel(const Acc* __restrict__ partial, int blocks, double* out) {
+  Acc a = Empty();
+  for (int i = threadIdx.x; i < blocks; i += kThreads) Merge(a, partial[i]);
+  a = BlockTotal(a);
+  if (threadIdx.x == 0) Store(a, out);
+}
+
+template <typename T>
+void Launch(const at::Tensor& x, double* out) {
+  const int64_t n = x.numel();
+  const int sms = at::cuda::getCurrentDeviceProperties()->multiProcessorCount;
+  const int64_t wanted =
+      (n + kThreads * kPerThread - 1) / (kThreads * kPerThread);
+  const int blocks = static_cast<int>(std::min<int64_t>(wanted, 4LL * sms));
+  cudaStream_t stream = at::cuda::getCurrentCUDAStream();
+  const T* data = static_cast<const T*>(x.const_data_ptr());
+  if (blocks <= 1) {
+    StatsKernel<T><<<1, kThreads, 0, stream>>>(data, n, nullptr, out);
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+    return;
+  }
+  // Freed at once, reused by the caching allocator only after this
+  // stream's kernels that are queued now.
+  at::Tensor scratch = at::empty({static_cast<int64_t>(blocks * sizeof(Acc))},
+                                 x.options().dtype(at::kByte));
+  Acc* partial = reinterpret_cast<Acc*>(scratch.data_ptr());
+  StatsKernel<T><<<blocks, kThreads, 0, stream>>>(data, n, partial, out);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+  FinishKernel<<<1, kThreads, 0, stream>>>(partial, blocks, out);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+}  // namespace
+
+bool DeviceKernelsWanted() {
+  const char* v = std::getenv("LOCKSTEP_DEVICE_KERNELS");
+  return v == nullptr || std::strcmp(v, "0") != 0;
+}
+
+bool DeviceStatsSupported(const at::Tensor& t) {
+  if (!t.defined() || !t.is_cuda() || t.numel() == 0) {
+    return false;
+  }
+  switch (t.scalar_type()) {
+    case at::kFloat:
+    case at::kHalf:
+    case at::kBFloat16:
+      return true;
+    default:
+      return false;
+  }
+}
+
+void LaunchDeviceStats(const at::Tensor& t, const at::Tensor& out,
+                       int64_t index) {
+  c10::cuda::CUDAGuard guard(t.device());
+  // A view with gaps or another order is made dense first (a copy on the
+  // device); dense tensors are read in place.
+  at::Tensor x = t.is_contiguous() ? t : t.contiguous();
+  double* slot = out.data_ptr<double>() + 4 * index;
+  switch (x.scalar_type()) {
+    case at::kFloat:
+      return Launch<float>(x, slot);
+    case at::kHalf:
+      return Launch<c10::Half>(x, slot);
+    case at::kBFloat16:
+      return Launch<c10::BFloat16>(x, slot);
+    default:
+      TORCH_CHECK(false, "lockstep device statistics: dtype ", x.scalar_type(),
+                  " is not supported");
+  }
+}
+
+void DeviceStatsSynchronize(const c10::Device& device) {
+  c10::cuda::CUDAGuard guard(device);
+  c10::cuda::device_synchronize();
+}
+
+}  // namespace lockstep
