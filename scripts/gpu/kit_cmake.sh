@@ -18,5 +18,5 @@ kit_configure() {
     -DMPFR_INCLUDE_DIR="$deps/usr/include" -DMPFR_LIBRARY="$lib/libmpfr.so" \
     -DGMP_LIBRARY="$lib/libgmp.so" \
     -DCMAKE_CXX_FLAGS="-isystem $deps/usr/include/x86_64-linux-gnu" \
-    -DTorch_DIR="$3" "${cuda[@]}"
+    -DTorch_DIR="$3" -DCaffe2_DIR="$3/../Caffe2" "${cuda[@]}"
 }
