@@ -13,6 +13,10 @@ NaN, +-inf, both infinities, all equal, tiny and huge values:
   sum of sq  the same bound with sum x^2
   bits       two launches on the same tensor give the same bits
 
+and the CRC-32 kernel (src/torch/cuda/device_crc.cu) against zlib.crc32 of
+the tensor's bytes on the host, for every dtype and lengths from 1 byte to
+over 1 GB, dense, sliced and transposed.
+
     python3 device_stats_check.py --lib build/lib/liblockstep_py.so
 
 Prints one line per failure and a total; exit 1 on any failure.
@@ -20,6 +24,7 @@ Prints one line per failure and a total; exit 1 on any failure.
 import argparse
 import math
 import sys
+import zlib
 
 import torch
 
@@ -98,6 +103,41 @@ def check(name, x, got, again, failures):
         print(f"FAIL {name}: " + "; ".join(problems), flush=True)
 
 
+def host_crc(x):
+    return zlib.crc32(x.contiguous().cpu().reshape(-1).view(torch.uint8).numpy().tobytes())
+
+
+def crc_cases(device, total, failures):
+    g = torch.Generator().manual_seed(9)
+    tensors = []
+    for n in [1, 2, 3, 5, 8, 15, 16, 17, 63, 64, 65, 255, 256, 4095, 4096, 4097,
+              65535, 65537, 1 << 20, (1 << 22) + 7]:
+        tensors.append((f"uint8 n={n}", torch.randint(0, 256, (n,), generator=g, dtype=torch.uint8)))
+    for dtype in (torch.float32, torch.float16, torch.bfloat16, torch.float64,
+                  torch.int64, torch.int32, torch.bool):
+        base = (torch.randn(333, 77, generator=g) * 100)
+        base = base > 0 if dtype == torch.bool else base.to(dtype)
+        tensors.append((f"{dtype} 333x77", base))
+        tensors.append((f"{dtype} transposed", base.t()))
+        tensors.append((f"{dtype} rows 1..", base[1:]))
+        tensors.append((f"{dtype} 0-dim", base[3, 4].clone()))
+    tensors.append(("float32 2^28+5 elements", torch.randn((1 << 28) + 5, generator=g)))
+    for name, x in tensors:
+        total += 1
+        try:
+            xd = x.to(device)  # keeps the strides of a transposed tensor
+            got = torch.ops.lockstep.device_crc(xd)
+            want = host_crc(xd)
+            again = torch.ops.lockstep.device_crc(xd)
+            if got != want or again != got:
+                failures.append("crc " + name)
+                print(f"FAIL crc {name}: {got:08x} (again {again:08x}) vs zlib {want:08x}", flush=True)
+        except Exception as e:  # noqa: BLE001 (reported and counted)
+            failures.append("crc " + name)
+            print(f"FAIL crc {name}: {type(e).__name__}: {str(e).splitlines()[0]}", flush=True)
+    return total, failures
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--lib", required=True)
@@ -115,12 +155,14 @@ def main():
         except Exception as e:  # noqa: BLE001 (reported and counted)
             failures.append(name)
             print(f"FAIL {name}: {type(e).__name__}: {str(e).splitlines()[0]}", flush=True)
+    total, failures = crc_cases(a.device, total, failures)
     # Kernel timing against the bandwidth of a copy of the same tensor.
     if a.device == "cuda":
         for dtype in (torch.float32, torch.bfloat16):
             x = torch.randn(1 << 27, device=a.device).to(dtype)
             y = torch.empty_like(x)
             for f, label in ((lambda: torch.ops.lockstep.device_stats(x), "stats"),
+                             (lambda: torch.ops.lockstep.device_crc(x), "crc"),
                              (lambda: y.copy_(x), "copy")):
                 f()
                 torch.cuda.synchronize()
@@ -133,7 +175,8 @@ def main():
                 ms = start.elapsed_time(end) / 20
                 moved = x.nbytes * (2 if label == "copy" else 1)
                 print(f"  {label} {dtype} {x.numel()} elements: {ms:.3f} ms, "
-                      f"{moved / ms / 1e9:.0f} GB/s", flush=True)
+                      f"{moved / ms / 1e6:.0f} GB/s (bytes read"
+                      f"{' and written' if label == 'copy' else ''})", flush=True)
     print(f"device_stats_check: {total - len(failures)} of {total} passed", flush=True)
     return 1 if failures else 0
 

@@ -133,16 +133,23 @@ def one_step(model, opt, idx, tgt, device, hooks):
     return loss
 
 
-def timed(model, opt, batches, device, hooks, steps, warm=2):
+def timed(model, opt, batches, device, hooks, steps, warm=2, enqueue=None):
+    """Each step's time, device synchronized before and after. enqueue, a
+    list, gets the time each step took to queue its work before the step's
+    end hook (the CPU side: the launches and the probe's callbacks)."""
     times = []
     for s in range(warm + steps):
         idx, tgt = batches[s % len(batches)]
         sync(device)
         t0 = time.perf_counter()
-        one_step(model, opt, idx, tgt, device, hooks)
+        marks = []
+        one_step(model, opt, idx, tgt, device,
+                 (hooks[0], lambda: (marks.append(time.perf_counter()), hooks[1]())))
         sync(device)
         if s >= warm:
             times.append(time.perf_counter() - t0)
+            if enqueue is not None:
+                enqueue.append(marks[0] - t0)
     return times
 
 
@@ -197,9 +204,10 @@ def run_lockstep(a, out):
         tmp = tempfile.mkdtemp(prefix="gpt2_cost_")
         try:
             t0 = time.perf_counter()
+            enq = []
             if mode.startswith("none"):
                 times = timed(model, opt, batches, a.device,
-                              (lambda: None, lambda: None), a.steps)
+                              (lambda: None, lambda: None), a.steps, enqueue=enq)
                 r = summary(times)
             else:
                 os.environ["LOCKSTEP_DEVICE_KERNELS"] = "0" if mode == "stats_aten" else "1"
@@ -208,15 +216,18 @@ def run_lockstep(a, out):
                                           "md5" if mode == "md5" else "statistics")
                 # md5 copies every tensor to the host: fewer steps.
                 n, warm = (max(2, a.steps // 3), 1) if mode == "md5" else (a.steps, 2)
-                times = timed(model, opt, batches, a.device, hooks, n, warm)
+                times = timed(model, opt, batches, a.device, hooks, n, warm,
+                              enqueue=enq)
                 p.stop()
                 r = summary(times)
                 r["dump_bytes"], r["dump_files"] = dump_size(dump)
                 r["entries"] = entries_per_step(dump)[:3]
             r["seconds"] = time.perf_counter() - t0
+            r["enqueue_median_ms"] = statistics.median(enq) * 1e3
             out["modes"][mode] = r
             print(f"  {mode:19s} median {r['median_ms']:8.2f} ms/step (min "
-                  f"{r['min_ms']:.2f}, max {r['max_ms']:.2f}, {r['steps']} steps)"
+                  f"{r['min_ms']:.2f}, max {r['max_ms']:.2f}, {r['steps']} steps; "
+                  f"queued in {r['enqueue_median_ms']:.2f} ms)"
                   + (f", {r['entries'][0]} entries a step" if r.get("entries") else ""),
                   flush=True)
         except Exception:

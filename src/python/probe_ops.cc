@@ -19,6 +19,8 @@
 //                                    squares] by the probe's CUDA kernel, as
 //                                    a CPU double tensor (for tests; raises
 //                                    where the kernel does not handle it)
+//   torch.ops.lockstep.device_crc(tensor) the CRC-32 of its bytes by the
+//                                    probe's CUDA kernel (int; for tests)
 //
 // Errors become Python RuntimeErrors carrying lockstep's message.
 //
@@ -261,6 +263,15 @@ at::Tensor DeviceStats(at::Tensor t) {
   return out.to(at::kCPU);
 }
 
+int64_t DeviceCrc(at::Tensor t) {
+  TORCH_CHECK(lockstep::DeviceCrcSupported(t),
+              "lockstep: device_crc: no CUDA kernel for this tensor (",
+              t.device(), ", ", t.numel(), " elements) in this build");
+  at::Tensor out = at::zeros({1}, t.options().dtype(at::kInt));
+  lockstep::LaunchDeviceCrc(t, out, 0);
+  return static_cast<uint32_t>(out.to(at::kCPU).item<int32_t>());
+}
+
 }  // namespace
 
 TORCH_LIBRARY(lockstep, m) {
@@ -282,4 +293,5 @@ TORCH_LIBRARY(lockstep, m) {
   m.def("clear_params() -> ()", &ClearParams);
   m.def("save(str name, Tensor value) -> ()", &Save);
   m.def("device_stats(Tensor t) -> Tensor", &DeviceStats);
+  m.def("device_crc(Tensor t) -> int", &DeviceCrc);
 }

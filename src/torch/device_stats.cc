@@ -15,6 +15,12 @@ void LaunchDeviceStats(const at::Tensor&, const at::Tensor&, int64_t) {
   TORCH_CHECK(false, "lockstep was built without its CUDA kernels");
 }
 
+bool DeviceCrcSupported(const at::Tensor&) { return false; }
+
+void LaunchDeviceCrc(const at::Tensor&, const at::Tensor&, int64_t) {
+  TORCH_CHECK(false, "lockstep was built without its CUDA kernels");
+}
+
 void DeviceStatsSynchronize(const c10::Device&) {}
 
 }  // namespace lockstep

@@ -1,14 +1,15 @@
 // The statistics of a CUDA tensor in one pass on its device: max, min, the
 // sum and the sum of squares, written as four doubles into a device buffer
 // that the probe copies to the host once per step (TensorSummarizer::
-// Resolve). No host copy of the tensor, no host sync, two kernel launches at
-// most (one for tensors up to a few thousand elements).
+// Resolve); and, in md5 mode, the CRC-32 of its bytes likewise. No host copy of the tensor, no host sync, no allocation: one
+// kernel launch per tensor.
 //
 // Arithmetic: each element is widened to float (exact for float, half and
 // bfloat16), max and min are taken in float, the sums accumulate in double
 // (a float's square is exact in double), per thread in order, then in a
-// fixed tree over the block and over the blocks: the same tensor on the same
-// GPU gives the same bits every time. A NaN makes max and min NaN (and the
+// fixed tree over the block and over the blocks (the last block to finish
+// adds the blocks' totals in index order): the same tensor on the same GPU
+// gives the same bits every time. A NaN makes max and min NaN (and the
 // sums, by IEEE arithmetic), as torch's reductions do.
 //
 // Built only where LibTorch has CUDA and nvcc is found (CMake defines
@@ -41,6 +42,18 @@ bool DeviceStatsSupported(const at::Tensor& t);
 // elements or more. Throws c10::Error when the launch fails.
 void LaunchDeviceStats(const at::Tensor& t, const at::Tensor& out,
                        int64_t index);
+
+// Whether this build has the CRC-32 kernel and it handles `t`: a CUDA
+// tensor with storage and at least one element (any dtype: its bytes).
+bool DeviceCrcSupported(const at::Tensor& t);
+
+// Queues the CRC-32 (zlib's) of the bytes of t's dense row-major copy (the
+// bytes a host copy of t holds) on t's device's current stream; it lands,
+// as the int32 bit pattern, at out[index]. REQUIRES: DeviceCrcSupported(t);
+// `out` a contiguous int32 CUDA tensor on t's device with more than `index`
+// elements. Throws c10::Error when the launch fails.
+void LaunchDeviceCrc(const at::Tensor& t, const at::Tensor& out,
+                     int64_t index);
 
 // Waits for all work queued on `device` (a CUDA device), so that a buffer
 // written by launches on several streams can be read. No-op without CUDA.

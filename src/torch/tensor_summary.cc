@@ -171,6 +171,9 @@ void WriteShape(const at::Tensor& t, PyJsonBuilder* b) {
 // text (strings escape them), so Resolve finds exactly these.
 constexpr char kDeferredMark = '\x01';
 constexpr char kDeferredEnd = '\x02';
+// A deferred CRC-32's placeholder: kDeferredCrcMark, its index in the
+// fetched CRCs, kDeferredEnd; replaced by the quoted hex string.
+constexpr char kDeferredCrcMark = '\x03';
 
 // The tensor whose version counter t shares: its base if t is a view.
 const c10::TensorImpl* BaseOf(const at::Tensor& t) {
@@ -419,19 +422,25 @@ size_t TensorSummarizer::DeferStats(const at::Tensor& t) {
 TensorSummarizer::TensorSummarizer(SummaryMode mode, BackgroundWriter* files)
     : mode_(mode), files_(files), device_kernels_(DeviceKernelsWanted()) {}
 
-bool TensorSummarizer::DeferOnDevice(const at::Tensor& t, Deferred* d) {
-  if (!device_kernels_ || !DeviceStatsSupported(t)) return false;
-  int chunk = static_cast<int>(device_chunks_.size()) - 1;
-  while (chunk >= 0 && (device_chunks_[chunk].values.device() != t.device() ||
-                        device_chunks_[chunk].used == kChunkSlots)) {
+int TensorSummarizer::ChunkFor(std::vector<DeviceChunk>* chunks,
+                               const at::Tensor& t, int64_t values_per_slot,
+                               at::ScalarType dtype) {
+  int chunk = static_cast<int>(chunks->size()) - 1;
+  while (chunk >= 0 && ((*chunks)[chunk].values.device() != t.device() ||
+                        (*chunks)[chunk].used == kChunkSlots)) {
     --chunk;
   }
+  if (chunk >= 0) return chunk;
+  chunks->push_back(DeviceChunk{
+      at::empty({values_per_slot * kChunkSlots}, t.options().dtype(dtype)),
+      0});
+  return static_cast<int>(chunks->size()) - 1;
+}
+
+bool TensorSummarizer::DeferOnDevice(const at::Tensor& t, Deferred* d) {
+  if (!device_kernels_ || !DeviceStatsSupported(t)) return false;
   try {
-    if (chunk < 0) {
-      device_chunks_.push_back(DeviceChunk{
-          at::empty({4 * kChunkSlots}, t.options().dtype(at::kDouble)), 0});
-      chunk = static_cast<int>(device_chunks_.size()) - 1;
-    }
+    const int chunk = ChunkFor(&device_chunks_, t, 4, at::kDouble);
     DeviceChunk& c = device_chunks_[chunk];
     LaunchDeviceStats(t, c.values, c.used);
     d->chunk = chunk;
@@ -461,6 +470,45 @@ void TensorSummarizer::FetchDeviceChunks(std::vector<double>* values) const {
     to[2] = v[2] / static_cast<double>(d.n);  // mean
     to[3] = std::sqrt(v[3]);                  // norm
   }
+}
+
+bool TensorSummarizer::DeferCrcOnDevice(const at::Tensor& t,
+                                        PyJsonBuilder* b) {
+  if (!device_kernels_ || !DeviceCrcSupported(t)) return false;
+  CachedStats* cached = FindEntry(t);
+  int64_t slot = cached != nullptr ? cached->crc_slot : -1;
+  if (slot < 0) {
+    try {
+      const int chunk = ChunkFor(&crc_chunks_, t, 1, at::kInt);
+      DeviceChunk& c = crc_chunks_[chunk];
+      LaunchDeviceCrc(t, c.values, c.used);
+      deferred_crc_.push_back(DeferredCrc{chunk, c.used++});
+    } catch (const c10::Error&) {  // the host copy instead
+      return false;
+    }
+    slot = static_cast<int64_t>(deferred_crc_.size()) - 1;
+    if (cached != nullptr) cached->crc_slot = slot;
+  }
+  std::string mark(1, kDeferredCrcMark);
+  mark += std::to_string(slot);
+  mark += kDeferredEnd;
+  b->Key("md5").Raw(mark);
+  return true;
+}
+
+std::vector<uint32_t> TensorSummarizer::FetchDeferredCrcs() const {
+  std::vector<at::Tensor> host(crc_chunks_.size());
+  for (size_t c = 0; c < crc_chunks_.size(); ++c) {
+    const DeviceChunk& chunk = crc_chunks_[c];
+    DeviceStatsSynchronize(chunk.values.device());
+    host[c] = chunk.values.narrow(0, 0, chunk.used).to(at::kCPU);
+  }
+  std::vector<uint32_t> out(deferred_crc_.size());
+  for (size_t i = 0; i < deferred_crc_.size(); ++i) {
+    const DeferredCrc& d = deferred_crc_[i];
+    out[i] = static_cast<uint32_t>(host[d.chunk].data_ptr<int32_t>()[d.index]);
+  }
+  return out;
 }
 
 void TensorSummarizer::WriteDeferredMarks(size_t slot, PyJsonBuilder* b) {
@@ -534,7 +582,7 @@ void TensorSummarizer::Tensor(const at::Tensor& t, const std::string& stem,
     std::string name = SaveFile(t, stem);
     if (!name.empty()) b->Key("data_name").Str(name);
   }
-  if (mode_.crc && d) {
+  if (mode_.crc && d && !DeferCrcOnDevice(t, b)) {
     uint32_t crc = TensorCrc(t);
     char hex[9];
     std::snprintf(hex, sizeof hex, "%08x", crc);
@@ -682,11 +730,12 @@ std::vector<double> TensorSummarizer::FetchDeferred() const {
 }
 
 void TensorSummarizer::Resolve(std::vector<std::string>* texts) {
-  if (deferred_.empty()) return;
+  if (!has_deferred()) return;
   std::vector<double> values = FetchDeferred();
-  size_t count = values.size();
+  std::vector<uint32_t> crcs = FetchDeferredCrcs();
+  static constexpr char kMarks[] = {kDeferredMark, kDeferredCrcMark, '\0'};
   for (std::string& text : *texts) {
-    size_t at = text.find(kDeferredMark);
+    size_t at = text.find_first_of(kMarks);
     if (at == std::string::npos) continue;
     std::string out;
     out.reserve(text.size() + 64);
@@ -696,19 +745,27 @@ void TensorSummarizer::Resolve(std::vector<std::string>* texts) {
       if (end == std::string::npos) break;
       out.append(text, from, at - from);
       size_t index = std::strtoull(text.c_str() + at + 1, nullptr, 10);
-      if (index < count) {
+      if (text[at] == kDeferredCrcMark) {
+        char hex[11] = "null";
+        if (index < crcs.size()) {
+          std::snprintf(hex, sizeof hex, "\"%08x\"", crcs[index]);
+        }
+        out += hex;
+      } else if (index < values.size()) {
         AppendPyJsonFloat(values[index], &out);
       } else {
         out += "null";
       }
       from = end + 1;
-      at = text.find(kDeferredMark, from);
+      at = text.find_first_of(kMarks, from);
     }
     out.append(text, from, std::string::npos);
     text.swap(out);
   }
   deferred_.clear();
   device_chunks_.clear();
+  deferred_crc_.clear();
+  crc_chunks_.clear();
 }
 
 Status TensorSummarizer::TakeError() {

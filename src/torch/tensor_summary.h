@@ -80,7 +80,9 @@ class TensorSummarizer {
   // written by this summarizer's builders) with the fetched values: one
   // device-to-host copy for all of them.
   void Resolve(std::vector<std::string>* texts);
-  bool has_deferred() const { return !deferred_.empty(); }
+  bool has_deferred() const {
+    return !deferred_.empty() || !deferred_crc_.empty();
+  }
   // The first error from saving a tensor (bad name, dump dir).
   Status TakeError();
   // What was skipped since the last call: (stem, reason), in order.
@@ -160,6 +162,8 @@ class TensorSummarizer {
     // Device-style: the slot in deferred_ of its statistics (`stats` are
     // unknown until Resolve); -1 for immediate statistics.
     int64_t slot = -1;
+    // md5 mode on a CUDA device: the slot in deferred_crc_ of its CRC-32.
+    int64_t crc_slot = -1;
   };
   // The entry of t, or of a cached tensor whose elements t views exactly.
   const CachedStats* FindCached(const at::Tensor& t) const;
@@ -201,6 +205,22 @@ class TensorSummarizer {
   bool DeferOnDevice(const at::Tensor& t, Deferred* d);
   // The kernel's results into values ([max, min, mean, norm] per tensor).
   void FetchDeviceChunks(std::vector<double>* values) const;
+  // md5 mode, a CUDA tensor: its CRC-32 queued on the device (or the slot of
+  // the same tensor's), its placeholder written as b's "md5" member; false
+  // where the kernel does not handle t.
+  bool DeferCrcOnDevice(const at::Tensor& t, PyJsonBuilder* b);
+  // The CRC-32 values of deferred_crc_, in order.
+  std::vector<uint32_t> FetchDeferredCrcs() const;
+  struct DeferredCrc {
+    int chunk = 0;  // in crc_chunks_ (int32 values)
+    int64_t index = 0;
+  };
+  std::vector<DeferredCrc> deferred_crc_;
+  std::vector<DeviceChunk> crc_chunks_;
+  // The chunk of `chunks` on t's device with room for one more value (a new
+  // one of `dtype` when none has).
+  static int ChunkFor(std::vector<DeviceChunk>* chunks, const at::Tensor& t,
+                      int64_t values_per_slot, at::ScalarType dtype);
   Status error_;
   std::vector<Skip> skips_;
 };

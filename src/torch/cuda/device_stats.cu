@@ -11,6 +11,9 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <mutex>
+#include <utility>
 
 #include "torch/device_stats.h"
 
@@ -85,17 +88,26 @@ __device__ __forceinline__ void Store(const Acc& a, double* out) {
   out[3] = a.sq;
 }
 
-// Pass 1: each block's total into partial[blockIdx.x], or, for a grid of
-// one block, straight into out.
+// Loads another block's partial past the (non-coherent) L1 cache.
+__device__ __forceinline__ Acc LoadPartial(const Acc* p) {
+  return Acc{__ldcg(&p->sum), __ldcg(&p->sq), __ldcg(&p->max),
+             __ldcg(&p->min)};
+}
+
+// One launch per tensor: each block's total goes to partial[blockIdx.x];
+// the block that finishes last (counted in *done, which it sets back to 0
+// for the next launch on this stream) adds them up in index order and
+// writes out. A grid of one block writes out directly.
 template <typename T>
 __global__ void __launch_bounds__(kThreads)
-    StatsKernel(const T* __restrict__ x, int64_t n, Acc* partial, double* out) {
+    StatsKernel(const T* __restrict__ x, int64_t n, Acc* partial,
+                unsigned int* done, double* out) {
   Acc a = Empty();
-  const int64_t first =
-      static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x;
+  const int64_t first = static_cast<int64_t>(blockIdx.x) * kThreads +
+                        threadIdx.x;
   const int64_t stride = static_cast<int64_t>(gridDim.x) * kThreads;
   constexpr int kVec = 16 / sizeof(T);
-  int64_t done = 0;
+  int64_t covered = 0;
   if (reinterpret_cast<uintptr_t>(x) % 16 == 0) {
     // 16-byte loads, coalesced across the warp.
     const int64_t vectors = n / kVec;
@@ -107,52 +119,80 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
       for (int k = 0; k < kVec; ++k) Add(a, static_cast<float>(v[k]));
     }
-    done = vectors * kVec;
+    covered = vectors * kVec;
   }
-  for (int64_t i = done + first; i < n; i += stride) {
+  for (int64_t i = covered + first; i < n; i += stride) {
     Add(a, static_cast<float>(x[i]));
   }
   a = BlockTotal(a);
+  if (gridDim.x == 1) {
+    if (threadIdx.x == 0) Store(a, out);
+    return;
+  }
+  __shared__ bool last;
   if (threadIdx.x == 0) {
-    if (gridDim.x == 1) {
-      Store(a, out);
-    } else {
-      partial[blockIdx.x] = a;
-    }
+    partial[blockIdx.x] = a;
+    __threadfence();
+    last = atomicAdd(done, 1u) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  Acc total = Empty();
+  for (int i = threadIdx.x; i < static_cast<int>(gridDim.x); i += kThreads) {
+    Merge(total, LoadPartial(partial + i));
+  }
+  total = BlockTotal(total);
+  if (threadIdx.x == 0) {
+    Store(total, out);
+    *done = 0;
   }
 }
 
-// Pass 2: the blocks' totals, in a fixed order, into out.
-__global__ void __launch_bounds__(kThreads)
-    FinishKernel(const Acc* __restrict__ partial, int blocks, double* out) {
-  Acc a = Empty();
-  for (int i = threadIdx.x; i < blocks; i += kThreads) Merge(a, partial[i]);
-  a = BlockTotal(a);
-  if (threadIdx.x == 0) Store(a, out);
+// Per device and stream: room for every block's partial and the counter.
+// Launches on one stream run one after another, so they share it; it lives
+// as long as the process (a few KB per stream).
+struct Scratch {
+  at::Tensor memory;
+  Acc* partial = nullptr;
+  unsigned int* done = nullptr;
+};
+
+Scratch& ScratchFor(const at::Tensor& x, int max_blocks) {
+  static std::mutex mu;
+  static std::map<std::pair<int, int64_t>, Scratch>* all =
+      new std::map<std::pair<int, int64_t>, Scratch>;
+  std::lock_guard<std::mutex> lock(mu);
+  c10::cuda::CUDAStream stream = at::cuda::getCurrentCUDAStream();
+  Scratch& s = (*all)[{x.get_device(), static_cast<int64_t>(stream.id())}];
+  if (!s.memory.defined()) {
+    const int64_t bytes = max_blocks * sizeof(Acc) + sizeof(unsigned int);
+    s.memory = at::zeros({bytes}, x.options().dtype(at::kByte));
+    s.partial = reinterpret_cast<Acc*>(s.memory.data_ptr());
+    s.done = reinterpret_cast<unsigned int*>(s.memory.data_ptr<uint8_t>() +
+                                             max_blocks * sizeof(Acc));
+  }
+  return s;
 }
 
 template <typename T>
 void Launch(const at::Tensor& x, double* out) {
   const int64_t n = x.numel();
-  const int sms = at::cuda::getCurrentDeviceProperties()->multiProcessorCount;
+  const int max_blocks =
+      4 * at::cuda::getCurrentDeviceProperties()->multiProcessorCount;
   const int64_t wanted =
       (n + kThreads * kPerThread - 1) / (kThreads * kPerThread);
-  const int blocks = static_cast<int>(std::min<int64_t>(wanted, 4LL * sms));
+  const int blocks = static_cast<int>(std::min<int64_t>(wanted, max_blocks));
   cudaStream_t stream = at::cuda::getCurrentCUDAStream();
   const T* data = static_cast<const T*>(x.const_data_ptr());
-  if (blocks <= 1) {
-    StatsKernel<T><<<1, kThreads, 0, stream>>>(data, n, nullptr, out);
-    C10_CUDA_KERNEL_LAUNCH_CHECK();
-    return;
+  Acc* partial = nullptr;
+  unsigned int* done = nullptr;
+  if (blocks > 1) {
+    Scratch& s = ScratchFor(x, max_blocks);
+    partial = s.partial;
+    done = s.done;
   }
-  // Freed at once, reused by the caching allocator only after this
-  // stream's kernels that are queued now.
-  at::Tensor scratch = at::empty({static_cast<int64_t>(blocks * sizeof(Acc))},
-                                 x.options().dtype(at::kByte));
-  Acc* partial = reinterpret_cast<Acc*>(scratch.data_ptr());
-  StatsKernel<T><<<blocks, kThreads, 0, stream>>>(data, n, partial, out);
-  C10_CUDA_KERNEL_LAUNCH_CHECK();
-  FinishKernel<<<1, kThreads, 0, stream>>>(partial, blocks, out);
+  StatsKernel<T><<<blocks, kThreads, 0, stream>>>(data, n, partial, done, out);
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
