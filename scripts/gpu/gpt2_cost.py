@@ -243,6 +243,55 @@ def run_lockstep(a, out):
                 r["ratio_to_none"] = r["median_ms"] / base
     if a.check:
         out["check"] = check_kernel_vs_aten(a, model, opt, batches, lockstep_probe)
+    if a.profile:
+        out["profile"] = {}
+        for mode in ["none", "stats_kernel", "md5"]:
+            try:
+                out["profile"][mode] = profile_step(a, model, opt, batches,
+                                                    lockstep_probe, mode)
+            except Exception:
+                out["profile"][mode] = {"error": traceback.format_exc()}
+            print(f"  profile {mode}: {out['profile'][mode]}", flush=True)
+
+
+def profile_step(a, model, opt, batches, lockstep_probe, mode):
+    """One step under torch.profiler: the GPU's kernel time (all, and the
+    probe's own kernels), its busy span, and the CPU time spent in kernel
+    launches (long when the launch queue is full: the GPU is behind)."""
+    from torch.profiler import ProfilerActivity, profile
+    tmp = tempfile.mkdtemp(prefix="gpt2_prof_")
+    p = None
+    hooks = (lambda: None, lambda: None)
+    if mode != "none":
+        os.environ["LOCKSTEP_DEVICE_KERNELS"] = "1"
+        p, hooks = lockstep_hooks(lockstep_probe, a.lib, os.path.join(tmp, "d"),
+                                  "md5" if mode == "md5" else "statistics")
+    timed(model, opt, batches, a.device, hooks, 2, warm=0)
+    sync(a.device)
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        t0 = time.perf_counter()
+        one_step(model, opt, *batches[0], a.device, hooks)
+        sync(a.device)
+        wall = time.perf_counter() - t0
+    if p is not None:
+        p.stop()
+    shutil.rmtree(tmp, ignore_errors=True)
+    kern, probe_kern, launches = [], [], []
+    for e in prof.events():
+        dur = e.time_range.elapsed_us()
+        if str(e.device_type).endswith("CUDA"):
+            kern.append((e.time_range.start, e.time_range.end))
+            if "StatsKernel" in e.name or "CrcKernel" in e.name:
+                probe_kern.append(dur)
+        elif e.name.startswith("cudaLaunchKernel"):
+            launches.append(dur)
+    busy = sum(e - s for s, e in kern)
+    span = (max(e for _, e in kern) - min(s for s, _ in kern)) if kern else 0
+    return {"wall_ms": wall * 1e3, "kernels": len(kern),
+            "kernel_ms": busy / 1e3, "kernel_span_ms": span / 1e3,
+            "probe_kernels": len(probe_kern), "probe_kernel_ms": sum(probe_kern) / 1e3,
+            "launches": len(launches), "launch_ms": sum(launches) / 1e3,
+            "launch_max_us": max(launches) if launches else 0}
 
 
 def check_kernel_vs_aten(a, model, opt, batches, lockstep_probe):
@@ -345,6 +394,7 @@ def main():
     ap.add_argument("--steps", type=int, default=8)
     ap.add_argument("--small", action="store_true")
     ap.add_argument("--check", action="store_true")
+    ap.add_argument("--profile", action="store_true")
     ap.add_argument("--only", default="")
     ap.add_argument("--mode", default="lockstep", choices=["lockstep", "msprobe"])
     ap.add_argument("--async-dump", action="store_true")
