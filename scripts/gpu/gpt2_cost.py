@@ -251,7 +251,11 @@ def run_lockstep(a, out):
                                                     lockstep_probe, mode)
             except Exception:
                 out["profile"][mode] = {"error": traceback.format_exc()}
-            print(f"  profile {mode}: {out['profile'][mode]}", flush=True)
+            r = dict(out["profile"][mode])
+            top = r.pop("top_kernels", [])
+            print(f"  profile {mode}: {r}", flush=True)
+            for n, c, ms in top:
+                print(f"      {ms:8.3f} ms {c:5d}x {n}", flush=True)
 
 
 def profile_step(a, model, opt, batches, lockstep_probe, mode):
@@ -277,10 +281,14 @@ def profile_step(a, model, opt, batches, lockstep_probe, mode):
         p.stop()
     shutil.rmtree(tmp, ignore_errors=True)
     kern, probe_kern, launches = [], [], []
+    by_name = {}
     for e in prof.events():
         dur = e.time_range.elapsed_us()
         if str(e.device_type).endswith("CUDA"):
             kern.append((e.time_range.start, e.time_range.end))
+            k = by_name.setdefault(e.name[:90], [0, 0.0])
+            k[0] += 1
+            k[1] += dur / 1e3
             if "StatsKernel" in e.name or "CrcKernel" in e.name:
                 probe_kern.append(dur)
         elif e.name.startswith("cudaLaunchKernel"):
@@ -291,7 +299,9 @@ def profile_step(a, model, opt, batches, lockstep_probe, mode):
             "kernel_ms": busy / 1e3, "kernel_span_ms": span / 1e3,
             "probe_kernels": len(probe_kern), "probe_kernel_ms": sum(probe_kern) / 1e3,
             "launches": len(launches), "launch_ms": sum(launches) / 1e3,
-            "launch_max_us": max(launches) if launches else 0}
+            "launch_max_us": max(launches) if launches else 0,
+            "top_kernels": sorted(([n, c, round(ms, 3)] for n, (c, ms) in by_name.items()),
+                                  key=lambda x: -x[2])[:25]}
 
 
 def check_kernel_vs_aten(a, model, opt, batches, lockstep_probe):
