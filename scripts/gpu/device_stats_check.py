@@ -138,10 +138,62 @@ def crc_cases(device, total, failures):
     return total, failures
 
 
+def probe_cases(a, total, failures):
+    """The probe in md5 mode on torch.stack of 150 small tensors of mixed
+    dtypes (batched, several launches) and two large ones: each input's md5
+    against zlib and its Max/Min against torch."""
+    import json
+    import os
+    import tempfile
+    sys.path.insert(0, a.pkg)
+    import lockstep_probe
+    g = torch.Generator().manual_seed(11)
+    small = []
+    for i in range(150):
+        dtype = (torch.float32, torch.bfloat16, torch.float16)[i % 3]
+        small.append((torch.randn(1 + (i * 37) % 700, generator=g) * (i + 1)).to(dtype).to(a.device))
+    groups = [small, [torch.randn(3_000_000, generator=g).to(a.device),
+                      torch.randn(5, generator=g).to(a.device)]]
+    with tempfile.TemporaryDirectory() as tmp:
+        p = lockstep_probe.Probe({"task": "statistics", "level": "L1", "dump_path": tmp,
+                                  "statistics": {"summary_mode": "md5"}}, lib=a.lib)
+        p.start()
+        for grp in groups:
+            for dtype in (torch.float32, torch.bfloat16, torch.float16):
+                torch.cat([t for t in grp if t.dtype == dtype] or [grp[0]])
+        p.step()
+        p.stop()
+        with open(os.path.join(tmp, "step0", "rank0", "dump.json")) as f:
+            data = json.load(f)["data"]
+    seen = 0
+    for name, e in data.items():
+        if not name.startswith("Torch.cat."):
+            continue
+        grp_i, dt_i = divmod(int(name.split(".")[2]), 3)
+        dtype = (torch.float32, torch.bfloat16, torch.float16)[dt_i]
+        tensors = [t for t in groups[grp_i] if t.dtype == dtype] or [groups[grp_i][0]]
+        for t, d in zip(tensors, e["input_args"][0]):
+            total += 1
+            seen += 1
+            want = f"{host_crc(t):08x}"
+            ok = d.get("md5") == want and d.get("Max") == float(t.double().max()) \
+                and d.get("Min") == float(t.double().min())
+            if not ok:
+                failures.append(f"probe {name}")
+                print(f"FAIL probe {name}: md5 {d.get('md5')} vs {want}, Max {d.get('Max')} "
+                      f"vs {float(t.double().max())}", flush=True)
+    if seen < 150:
+        failures.append("probe: too few tensors in the dump")
+        print(f"FAIL probe: {seen} tensors in the dump, 152 wanted", flush=True)
+    return total, failures
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--lib", required=True)
     ap.add_argument("--device", default="cuda")
+    ap.add_argument("--pkg", help="folder holding lockstep_probe: also check "
+                    "the probe's batched small tensors in an md5 dump")
     a = ap.parse_args()
     torch.ops.load_library(a.lib)
     failures = []
@@ -156,6 +208,8 @@ def main():
             failures.append(name)
             print(f"FAIL {name}: {type(e).__name__}: {str(e).splitlines()[0]}", flush=True)
     total, failures = crc_cases(a.device, total, failures)
+    if a.pkg:
+        total, failures = probe_cases(a, total, failures)
     # Kernel timing against the bandwidth of a copy of the same tensor.
     if a.device == "cuda":
         for dtype in (torch.float32, torch.bfloat16):

@@ -39,7 +39,8 @@ main() {
   [ -f "$LIB" ] || return 1
   if [ -z "${GK_SKIP_CHECK:-}" ]; then
     stamp "device_stats_check"
-    PYTHONUNBUFFERED=1 timeout 120 "$PY" "$K/device_stats_check.py" --lib "$LIB"
+    PYTHONUNBUFFERED=1 timeout 120 "$PY" "$K/device_stats_check.py" --lib "$LIB" \
+      --pkg "$W/src/python"
     echo "device_stats_check exit $?"
   fi
   stamp "gpt2_cost (lockstep)"

@@ -17,6 +17,14 @@ void LaunchDeviceStats(const at::Tensor&, const at::Tensor&, int64_t) {
 
 bool DeviceCrcSupported(const at::Tensor&) { return false; }
 
+void LaunchSmallDeviceStats(const at::Tensor*, double* const*, int) {
+  TORCH_CHECK(false, "lockstep was built without its CUDA kernels");
+}
+
+void LaunchSmallDeviceCrcs(const at::Tensor*, int32_t* const*, int) {
+  TORCH_CHECK(false, "lockstep was built without its CUDA kernels");
+}
+
 void LaunchDeviceCrc(const at::Tensor&, const at::Tensor&, int64_t) {
   TORCH_CHECK(false, "lockstep was built without its CUDA kernels");
 }

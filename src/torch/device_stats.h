@@ -1,8 +1,8 @@
 // The statistics of a CUDA tensor in one pass on its device: max, min, the
 // sum and the sum of squares, written as four doubles into a device buffer
 // that the probe copies to the host once per step (TensorSummarizer::
-// Resolve); and, in md5 mode, the CRC-32 of its bytes likewise. No host copy of the tensor, no host sync, no allocation: one
-// kernel launch per tensor.
+// Resolve); and, in md5 mode, the CRC-32 of its bytes likewise. No host copy of
+// the tensor, no host sync, no allocation: one kernel launch per tensor.
 //
 // Arithmetic: each element is widened to float (exact for float, half and
 // bfloat16), max and min are taken in float, the sums accumulate in double
@@ -43,6 +43,25 @@ bool DeviceStatsSupported(const at::Tensor& t);
 void LaunchDeviceStats(const at::Tensor& t, const at::Tensor& out,
                        int64_t index);
 
+// Tensors small enough to be summarized several to a launch, one block
+// each: at most kSmallStatsElements elements (statistics) or kSmallCrcBytes
+// bytes (CRC-32), dense; up to kSmallBatch of them a launch.
+inline constexpr int64_t kSmallStatsElements = 16384;
+inline constexpr int64_t kSmallCrcBytes = 65536;
+inline constexpr int kSmallBatch = 64;
+
+// One launch for up to kSmallBatch small dense tensors (DeviceStatsSupported,
+// contiguous, at most kSmallStatsElements elements, all on the current
+// device): tensor i's four doubles land at outs[i]. REQUIRES: outs[i] point
+// into device buffers that outlive the launch. Throws c10::Error.
+void LaunchSmallDeviceStats(const at::Tensor* tensors, double* const* outs,
+                            int count);
+
+// The same for CRC-32s (DeviceCrcSupported, contiguous, at most
+// kSmallCrcBytes bytes): tensor i's CRC lands at outs[i].
+void LaunchSmallDeviceCrcs(const at::Tensor* tensors, int32_t* const* outs,
+                           int count);
+
 // Whether this build has the CRC-32 kernel and it handles `t`: a CUDA
 // tensor with storage and at least one element (any dtype: its bytes).
 bool DeviceCrcSupported(const at::Tensor& t);
@@ -52,8 +71,7 @@ bool DeviceCrcSupported(const at::Tensor& t);
 // as the int32 bit pattern, at out[index]. REQUIRES: DeviceCrcSupported(t);
 // `out` a contiguous int32 CUDA tensor on t's device with more than `index`
 // elements. Throws c10::Error when the launch fails.
-void LaunchDeviceCrc(const at::Tensor& t, const at::Tensor& out,
-                     int64_t index);
+void LaunchDeviceCrc(const at::Tensor& t, const at::Tensor& out, int64_t index);
 
 // Waits for all work queued on `device` (a CUDA device), so that a buffer
 // written by launches on several streams can be read. No-op without CUDA.

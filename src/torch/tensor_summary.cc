@@ -431,8 +431,12 @@ int TensorSummarizer::ChunkFor(std::vector<DeviceChunk>* chunks,
     --chunk;
   }
   if (chunk >= 0) return chunk;
+  // NaN (statistics) where a launch failed, never stale memory.
   chunks->push_back(DeviceChunk{
-      at::empty({values_per_slot * kChunkSlots}, t.options().dtype(dtype)),
+      at::full(
+          {values_per_slot * kChunkSlots},
+          dtype == at::kDouble ? std::numeric_limits<double>::quiet_NaN() : 0.0,
+          t.options().dtype(dtype)),
       0});
   return static_cast<int>(chunks->size()) - 1;
 }
@@ -442,13 +446,77 @@ bool TensorSummarizer::DeferOnDevice(const at::Tensor& t, Deferred* d) {
   try {
     const int chunk = ChunkFor(&device_chunks_, t, 4, at::kDouble);
     DeviceChunk& c = device_chunks_[chunk];
-    LaunchDeviceStats(t, c.values, c.used);
+    const int64_t index = c.used;
+    if (t.numel() <= kSmallStatsElements && t.is_contiguous()) {
+      if (!pending_stats_.empty() &&
+          pending_stats_[0].tensor.device() != t.device()) {
+        FlushPendingStats();
+      }
+      pending_stats_.push_back(PendingSmall{t, chunk, index});
+      if (pending_stats_.size() == kSmallBatch) FlushPendingStats();
+    } else {
+      LaunchDeviceStats(t, c.values, index);
+    }
     d->chunk = chunk;
     d->index = c.used++;
     return true;
   } catch (const c10::Error&) {  // the ATen reductions instead
     return false;
   }
+}
+
+void TensorSummarizer::FlushPendingStats() {
+  if (pending_stats_.empty()) return;
+  std::vector<at::Tensor> tensors;
+  std::vector<double*> outs;
+  for (const PendingSmall& p : pending_stats_) {
+    tensors.push_back(p.tensor);
+    outs.push_back(device_chunks_[p.chunk].values.data_ptr<double>() +
+                   4 * p.index);
+  }
+  try {
+    LaunchSmallDeviceStats(tensors.data(), outs.data(),
+                           static_cast<int>(tensors.size()));
+  } catch (const c10::Error& e) {
+    // One at a time; a slot that still fails keeps its NaNs.
+    for (const PendingSmall& p : pending_stats_) {
+      try {
+        LaunchDeviceStats(p.tensor, device_chunks_[p.chunk].values, p.index);
+      } catch (const c10::Error&) {
+        if (error_.ok()) {
+          error_ =
+              Status::Internal("device statistics", e.what_without_backtrace());
+        }
+      }
+    }
+  }
+  pending_stats_.clear();
+}
+
+void TensorSummarizer::FlushPendingCrcs() {
+  if (pending_crcs_.empty()) return;
+  std::vector<at::Tensor> tensors;
+  std::vector<int32_t*> outs;
+  for (const PendingSmall& p : pending_crcs_) {
+    tensors.push_back(p.tensor);
+    outs.push_back(crc_chunks_[p.chunk].values.data_ptr<int32_t>() + p.index);
+  }
+  try {
+    LaunchSmallDeviceCrcs(tensors.data(), outs.data(),
+                          static_cast<int>(tensors.size()));
+  } catch (const c10::Error& e) {
+    for (const PendingSmall& p : pending_crcs_) {
+      try {
+        LaunchDeviceCrc(p.tensor, crc_chunks_[p.chunk].values, p.index);
+      } catch (const c10::Error&) {
+        if (error_.ok()) {
+          error_ =
+              Status::Internal("device CRC-32", e.what_without_backtrace());
+        }
+      }
+    }
+  }
+  pending_crcs_.clear();
 }
 
 void TensorSummarizer::FetchDeviceChunks(std::vector<double>* values) const {
@@ -472,8 +540,7 @@ void TensorSummarizer::FetchDeviceChunks(std::vector<double>* values) const {
   }
 }
 
-bool TensorSummarizer::DeferCrcOnDevice(const at::Tensor& t,
-                                        PyJsonBuilder* b) {
+bool TensorSummarizer::DeferCrcOnDevice(const at::Tensor& t, PyJsonBuilder* b) {
   if (!device_kernels_ || !DeviceCrcSupported(t)) return false;
   CachedStats* cached = FindEntry(t);
   int64_t slot = cached != nullptr ? cached->crc_slot : -1;
@@ -481,7 +548,17 @@ bool TensorSummarizer::DeferCrcOnDevice(const at::Tensor& t,
     try {
       const int chunk = ChunkFor(&crc_chunks_, t, 1, at::kInt);
       DeviceChunk& c = crc_chunks_[chunk];
-      LaunchDeviceCrc(t, c.values, c.used);
+      if (static_cast<int64_t>(t.nbytes()) <= kSmallCrcBytes &&
+          t.is_contiguous()) {
+        if (!pending_crcs_.empty() &&
+            pending_crcs_[0].tensor.device() != t.device()) {
+          FlushPendingCrcs();
+        }
+        pending_crcs_.push_back(PendingSmall{t, chunk, c.used});
+        if (pending_crcs_.size() == kSmallBatch) FlushPendingCrcs();
+      } else {
+        LaunchDeviceCrc(t, c.values, c.used);
+      }
       deferred_crc_.push_back(DeferredCrc{chunk, c.used++});
     } catch (const c10::Error&) {  // the host copy instead
       return false;
@@ -548,6 +625,7 @@ std::string TensorSummarizer::SaveFile(const at::Tensor& t,
 
 void TensorSummarizer::Tensor(const at::Tensor& t, const std::string& stem,
                               PyJsonBuilder* b, bool* overflow) {
+  DepthGuard depth(this);
   if (!t.defined()) {
     b->Null();
     return;
@@ -594,6 +672,7 @@ void TensorSummarizer::Tensor(const at::Tensor& t, const std::string& stem,
 void TensorSummarizer::ListAt(const c10::IValue* values, size_t n,
                               std::string* stem, PyJsonBuilder* b,
                               bool* overflow) {
+  DepthGuard depth(this);
   b->BeginList();
   size_t base = stem->size();
   for (size_t i = 0; i < n; ++i) {
@@ -608,6 +687,7 @@ void TensorSummarizer::ListAt(const c10::IValue* values, size_t n,
 void TensorSummarizer::List(const std::vector<at::Tensor>& tensors,
                             std::string stem, PyJsonBuilder* b,
                             bool* overflow) {
+  DepthGuard depth(this);
   b->BeginList();
   size_t base = stem.size();
   for (size_t i = 0; i < tensors.size(); ++i) {
@@ -653,6 +733,7 @@ void WrappedNumber(const at::Tensor& t, PyJsonBuilder* b) {
 
 void TensorSummarizer::Value(const c10::IValue& v, std::string* stem,
                              PyJsonBuilder* b, bool* overflow) {
+  DepthGuard depth(this);
   if (v.isTensor() && v.toTensor().unsafeGetTensorImpl()->is_wrapped_number())
     return WrappedNumber(v.toTensor(), b);
   if (v.isTensor()) return Tensor(v.toTensor(), *stem, b, overflow);
@@ -730,6 +811,8 @@ std::vector<double> TensorSummarizer::FetchDeferred() const {
 }
 
 void TensorSummarizer::Resolve(std::vector<std::string>* texts) {
+  FlushPendingStats();
+  FlushPendingCrcs();
   if (!has_deferred()) return;
   std::vector<double> values = FetchDeferred();
   std::vector<uint32_t> crcs = FetchDeferredCrcs();

@@ -217,6 +217,31 @@ class TensorSummarizer {
   };
   std::vector<DeferredCrc> deferred_crc_;
   std::vector<DeviceChunk> crc_chunks_;
+  // Small dense CUDA tensors queued for one launch of up to kSmallBatch
+  // (device_stats.h), with their slots. They are launched when the
+  // outermost Tensor/Value/List call returns (DepthGuard): before the
+  // operator runs (its inputs) or the training code goes on (its outputs),
+  // so the values read are the ones summarized.
+  struct PendingSmall {
+    at::Tensor tensor;
+    int chunk = 0;
+    int64_t index = 0;
+  };
+  std::vector<PendingSmall> pending_stats_;
+  std::vector<PendingSmall> pending_crcs_;
+  int depth_ = 0;
+  void FlushPendingStats();
+  void FlushPendingCrcs();
+  struct DepthGuard {
+    explicit DepthGuard(TensorSummarizer* s) : s(s) { ++s->depth_; }
+    ~DepthGuard() {
+      if (--s->depth_ == 0) {
+        s->FlushPendingStats();
+        s->FlushPendingCrcs();
+      }
+    }
+    TensorSummarizer* s;
+  };
   // The chunk of `chunks` on t's device with room for one more value (a new
   // one of `dtype` when none has).
   static int ChunkFor(std::vector<DeviceChunk>* chunks, const at::Tensor& t,

@@ -146,8 +146,7 @@ TEST(Crc32TreeTest, LayoutCoversEveryByteOnce) {
     for (int max_blocks : {1, 5, 528}) {
       Layout l = PlanLayout(n, max_blocks);
       EXPECT_LE(l.blocks, max_blocks);
-      EXPECT_EQ(static_cast<int64_t>(l.blocks) * kThreads * l.part,
-                n + l.pad);
+      EXPECT_EQ(static_cast<int64_t>(l.blocks) * kThreads * l.part, n + l.pad);
       EXPECT_LT(l.pad, static_cast<int64_t>(l.blocks) * kThreads * kSlices +
                            l.blocks * kThreads)
           << "padding is less than a part per thread";

@@ -143,8 +143,7 @@ LOCKSTEP_HD uint32_t PartRaw(const Layout& l, const uint8_t* data, int64_t g,
 // One level of the merge tree over v[0, kThreads): the value at i (a
 // multiple of 2 * width) takes in the one at i + width; `shift` is
 // x^(8 * length of one width-wide group). Called by thread i.
-LOCKSTEP_HD uint32_t MergePair(uint32_t left, uint32_t right,
-                               uint32_t shift) {
+LOCKSTEP_HD uint32_t MergePair(uint32_t left, uint32_t right, uint32_t shift) {
   return MulMod(left, shift) ^ right;
 }
 

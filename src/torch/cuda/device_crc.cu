@@ -34,6 +34,37 @@ __device__ uint32_t BlockMerge(uint32_t* v, uint32_t shift) {
   return shift;
 }
 
+// Loads the slicing tables into shared memory; every thread calls it.
+__device__ __forceinline__ void LoadTables(uint32_t* table,
+                                           const uint32_t* tables) {
+  for (int i = threadIdx.x; i < kSlices * 256; i += kThreads) {
+    table[i] = tables[i];
+  }
+}
+
+// Up to kSmallBatch small tensors, one block each, by value.
+struct SmallCrcBatch {
+  const uint8_t* data[kSmallBatch];
+  int32_t* out[kSmallBatch];
+  int32_t bytes[kSmallBatch];
+};
+
+__global__ void __launch_bounds__(kThreads)
+    SmallCrcKernel(SmallCrcBatch b, const uint32_t* __restrict__ tables) {
+  __shared__ uint32_t table[kSlices * 256];
+  __shared__ uint32_t v[kThreads];
+  __shared__ uint32_t shift0;
+  const int i = blockIdx.x;
+  const Layout l = PlanLayout(b.bytes[i], 1, kSlices);
+  LoadTables(table, tables);
+  if (threadIdx.x == 0) shift0 = XPow8n(l.part);
+  __syncthreads();
+  v[threadIdx.x] = PartRaw(l, b.data[i], threadIdx.x, table);
+  __syncthreads();
+  BlockMerge(v, shift0);
+  if (threadIdx.x == 0) *b.out[i] = static_cast<int32_t>(Finish(v[0], l.n));
+}
+
 __global__ void __launch_bounds__(kThreads)
     CrcKernel(const uint8_t* __restrict__ data, Layout l,
               const uint32_t* __restrict__ tables, uint32_t* partial,
@@ -43,11 +74,11 @@ __global__ void __launch_bounds__(kThreads)
   __shared__ uint32_t shift0;
   __shared__ bool last;
   const int t = threadIdx.x;
-  for (int i = t; i < kSlices * 256; i += kThreads) table[i] = tables[i];
+  LoadTables(table, tables);
   if (t == 0) shift0 = XPow8n(l.part);
   __syncthreads();
-  v[t] = PartRaw(l, data, static_cast<int64_t>(blockIdx.x) * kThreads + t,
-                 table);
+  v[t] =
+      PartRaw(l, data, static_cast<int64_t>(blockIdx.x) * kThreads + t, table);
   __syncthreads();
   const uint32_t block_shift = BlockMerge(v, shift0);
   if (gridDim.x == 1) {
@@ -142,8 +173,29 @@ void LaunchDeviceCrc(const at::Tensor& t, const at::Tensor& out,
     done = s.done;
   }
   CrcKernel<<<l.blocks, kThreads, 0, at::cuda::getCurrentCUDAStream()>>>(
-      static_cast<const uint8_t*>(x.const_data_ptr()), l, tables, partial,
-      done, out.data_ptr<int32_t>() + index);
+      static_cast<const uint8_t*>(x.const_data_ptr()), l, tables, partial, done,
+      out.data_ptr<int32_t>() + index);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
+}
+
+void LaunchSmallDeviceCrcs(const at::Tensor* tensors, int32_t* const* outs,
+                           int count) {
+  TORCH_CHECK(count > 0 && count <= kSmallBatch,
+              "lockstep device CRC-32: a batch of ", count);
+  c10::cuda::CUDAGuard guard(tensors[0].device());
+  SmallCrcBatch b;
+  for (int i = 0; i < count; ++i) {
+    const at::Tensor& t = tensors[i];
+    TORCH_CHECK(t.is_contiguous() &&
+                    static_cast<int64_t>(t.nbytes()) <= kSmallCrcBytes &&
+                    t.device() == tensors[0].device(),
+                "lockstep device CRC-32: not a small dense tensor");
+    b.data[i] = static_cast<const uint8_t*>(t.const_data_ptr());
+    b.out[i] = outs[i];
+    b.bytes[i] = static_cast<int32_t>(t.nbytes());
+  }
+  SmallCrcKernel<<<count, kThreads, 0, at::cuda::getCurrentCUDAStream()>>>(
+      b, TablesOn(tensors[0]));
   C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 

@@ -90,8 +90,7 @@ __device__ __forceinline__ void Store(const Acc& a, double* out) {
 
 // Loads another block's partial past the (non-coherent) L1 cache.
 __device__ __forceinline__ Acc LoadPartial(const Acc* p) {
-  return Acc{__ldcg(&p->sum), __ldcg(&p->sq), __ldcg(&p->max),
-             __ldcg(&p->min)};
+  return Acc{__ldcg(&p->sum), __ldcg(&p->sq), __ldcg(&p->max), __ldcg(&p->min)};
 }
 
 // One launch per tensor: each block's total goes to partial[blockIdx.x];
@@ -103,8 +102,8 @@ __global__ void __launch_bounds__(kThreads)
     StatsKernel(const T* __restrict__ x, int64_t n, Acc* partial,
                 unsigned int* done, double* out) {
   Acc a = Empty();
-  const int64_t first = static_cast<int64_t>(blockIdx.x) * kThreads +
-                        threadIdx.x;
+  const int64_t first =
+      static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x;
   const int64_t stride = static_cast<int64_t>(gridDim.x) * kThreads;
   constexpr int kVec = 16 / sizeof(T);
   int64_t covered = 0;
@@ -147,6 +146,41 @@ __global__ void __launch_bounds__(kThreads)
     Store(total, out);
     *done = 0;
   }
+}
+
+// Up to kSmallBatch small tensors, one block each (blockIdx.x), passed by
+// value as the kernel's parameters (about 1.3 KB).
+struct SmallBatch {
+  const void* data[kSmallBatch];
+  double* out[kSmallBatch];
+  int32_t n[kSmallBatch];
+  int8_t dtype[kSmallBatch];  // 0 float, 1 half, 2 bfloat16
+};
+
+template <typename T>
+__device__ __forceinline__ void AddAll(const T* __restrict__ x, int32_t n,
+                                       Acc& a) {
+  for (int32_t i = threadIdx.x; i < n; i += kThreads) {
+    Add(a, static_cast<float>(x[i]));
+  }
+}
+
+__global__ void __launch_bounds__(kThreads) SmallStatsKernel(SmallBatch b) {
+  const int i = blockIdx.x;
+  Acc a = Empty();
+  switch (b.dtype[i]) {
+    case 0:
+      AddAll(static_cast<const float*>(b.data[i]), b.n[i], a);
+      break;
+    case 1:
+      AddAll(static_cast<const c10::Half*>(b.data[i]), b.n[i], a);
+      break;
+    default:
+      AddAll(static_cast<const c10::BFloat16*>(b.data[i]), b.n[i], a);
+      break;
+  }
+  a = BlockTotal(a);
+  if (threadIdx.x == 0) Store(a, b.out[i]);
 }
 
 // Per device and stream: room for every block's partial and the counter.
@@ -235,6 +269,28 @@ void LaunchDeviceStats(const at::Tensor& t, const at::Tensor& out,
       TORCH_CHECK(false, "lockstep device statistics: dtype ", x.scalar_type(),
                   " is not supported");
   }
+}
+
+void LaunchSmallDeviceStats(const at::Tensor* tensors, double* const* outs,
+                            int count) {
+  TORCH_CHECK(count > 0 && count <= kSmallBatch,
+              "lockstep device statistics: a batch of ", count);
+  c10::cuda::CUDAGuard guard(tensors[0].device());
+  SmallBatch b;
+  for (int i = 0; i < count; ++i) {
+    const at::Tensor& t = tensors[i];
+    TORCH_CHECK(t.is_contiguous() && t.numel() <= kSmallStatsElements &&
+                    t.device() == tensors[0].device(),
+                "lockstep device statistics: not a small dense tensor");
+    b.data[i] = t.const_data_ptr();
+    b.out[i] = outs[i];
+    b.n[i] = static_cast<int32_t>(t.numel());
+    b.dtype[i] = t.scalar_type() == at::kFloat  ? 0
+                 : t.scalar_type() == at::kHalf ? 1
+                                                : 2;
+  }
+  SmallStatsKernel<<<count, kThreads, 0, at::cuda::getCurrentCUDAStream()>>>(b);
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
 }
 
 void DeviceStatsSynchronize(const c10::Device& device) {
