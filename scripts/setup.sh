@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
 # Installs lockstep's build and test dependencies from Debian 12's packages
-# (only the missing ones) and builds lockstep into build/.
+# (only the missing ones) and builds lockstep into build/, against Debian's
+# LibTorch 1.13; then makes a venv, .venv-torch2/, with torch 2.11.0 from
+# PyPI (LOCKSTEP_TORCH2_VERSION to change it; LOCKSTEP_TORCH2=0 to skip) and
+# builds lockstep again into build-torch2/ against that torch's own
+# TorchConfig.cmake (a CUDA build: the probe's CUDA kernels compile with the
+# toolkit's nvcc where one is installed).
 # Usage: bash scripts/setup.sh [TARGET...]   (as root, or with sudo)
 #        no target: build everything (tests, benchmarks, examples);
 #        e.g. `bash scripts/setup.sh lockstep lenet` builds only those.
@@ -33,4 +38,31 @@ if [ $# -gt 0 ]; then
   cmake --build build -j"$(nproc)" --target "$@"
 else
   cmake --build build -j"$(nproc)"
+fi
+
+[ "${LOCKSTEP_TORCH2:-1}" = 0 ] && exit 0
+# torch 2.x beside it. The wheel is a CUDA build of several GB (its
+# nvidia-* packages); it runs on the CPU too.
+V=.venv-torch2
+T2=${LOCKSTEP_TORCH2_VERSION:-2.11.0}
+[ -x $V/bin/python ] || /usr/bin/python3 -m venv $V
+if ! $V/bin/python -c "import torch, sys; sys.exit(torch.__version__.split('+')[0] != '$T2')" 2> /dev/null; then
+  echo "[I] installing torch==$T2 into $V (a few GB, once)"
+  $V/bin/pip install -q --disable-pip-version-check "torch==$T2" numpy
+fi
+TD=$($V/bin/python -c 'import torch; print(torch.utils.cmake_prefix_path)')
+gen=()
+if [ ! -f build-torch2/CMakeCache.txt ] && command -v ninja > /dev/null; then gen=(-G Ninja); fi
+if command -v nvcc > /dev/null || [ -x /usr/local/cuda/bin/nvcc ]; then
+  export PATH=$PATH:/usr/local/cuda/bin
+fi
+# Caffe2_DIR beside Torch_DIR: Debian's LibTorch has a Caffe2Config.cmake of
+# its own, which CMake would find first.
+cmake -S . -B build-torch2 "${gen[@]}" -DCMAKE_BUILD_TYPE=Release \
+  -DTorch_DIR="$TD/Torch" -DCaffe2_DIR="$TD/Caffe2" \
+  -DLOCKSTEP_PYTHON="$PWD/$V/bin/python" -DLOCKSTEP_BUILD_BENCH=OFF
+if [ $# -gt 0 ]; then
+  cmake --build build-torch2 -j"$(nproc)" --target "$@"
+else
+  cmake --build build-torch2 -j"$(nproc)"
 fi

@@ -37,6 +37,7 @@ import difflib
 import json
 import os
 import random
+import re
 import sys
 import warnings
 
@@ -94,8 +95,35 @@ def load(path=None):
                 + ", ".join(os.path.normpath(p) for p in _CANDIDATES)
                 + "); build it (bash scripts/setup.sh lockstep_py), "
                 "`pip install .` the source tree, or set LOCKSTEP_PY_LIB")
+    _check_built_for(os.fspath(path))
     torch.ops.load_library(os.fspath(path))
     return torch.ops.lockstep
+
+
+def _release(version):
+    """2.11.0 for "2.11.0+cu130", 1.13.0 for "1.13.0a0"."""
+    m = re.match(r"(\d+)\.(\d+)(?:\.(\d+))?", version)
+    return tuple(int(g or 0) for g in m.groups()) if m else version
+
+
+def _check_built_for(path):
+    """Refuses a library built for another torch (its ABI differs: loading
+    it fails on a missing symbol, or worse), naming both versions. The
+    version is in liblockstep_py.build.json beside the library (CMake and
+    `pip install` put it there); a library without one is loaded as is."""
+    info = os.path.join(os.path.dirname(path), "liblockstep_py.build.json")
+    try:
+        with open(info) as f:
+            built_for = str(json.load(f)["torch"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return
+    if _release(built_for) != _release(torch.__version__):
+        raise ImportError(
+            f"lockstep: {path} was built for torch {built_for}, and this "
+            f"Python has torch {torch.__version__}. Rebuild it for this torch: "
+            "`pip install --no-build-isolation --force-reinstall .` from the "
+            "lockstep checkout (or build with -DTorch_DIR set to this torch's "
+            "TorchConfig.cmake folder)")
 
 
 def _caller_level():

@@ -1,12 +1,16 @@
-"""`pip install .` of the source tree into a venv (Debian's pip and
-setuptools, no index) gives an importable lockstep_probe that loads its own
-copy of the C++ library and dumps; run by ctest as
-`/usr/bin/python3 tests/python/pip_install_test.py BUILD_DIR`.
+"""`pip install .` of the source tree into a venv (no index) that sees the
+torch of the Python running this test, gives an importable lockstep_probe
+that loads its own copy of the C++ library and dumps; run by ctest as
+`PYTHON tests/python/pip_install_test.py BUILD_DIR` (PYTHON: Debian's
+/usr/bin/python3, or a venv's with a pip torch).
 """
 import json
 import os
+import shutil
+import site
 import subprocess
 import sys
+import sysconfig
 import tempfile
 
 BUILD = os.path.abspath(sys.argv[1])
@@ -21,7 +25,15 @@ def run(cmd, **kw):
 
 with tempfile.TemporaryDirectory() as tmp:
     venv = os.path.join(tmp, "venv")
-    run(["/usr/bin/python3", "-m", "venv", "--system-site-packages", venv])
+    run([sys.executable, "-m", "venv", "--system-site-packages", venv])
+    if sys.prefix != sys.base_prefix:
+        # This Python is itself a venv, whose packages (torch) a venv made
+        # from it does not see: a .pth file adds them.
+        inner = subprocess.run([os.path.join(venv, "bin", "python"), "-c",
+                                "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                               capture_output=True, text=True).stdout.strip()
+        with open(os.path.join(inner, "outer_venv.pth"), "w") as f:
+            f.write("\n".join(site.getsitepackages() + [sysconfig.get_paths()["purelib"]]) + "\n")
     env = dict(os.environ, LOCKSTEP_BUILD_DIR=BUILD, PIP_NO_INDEX="1",
                PIP_DISABLE_PIP_VERSION_CHECK="1")
     env.pop("LOCKSTEP_PY_LIB", None)
@@ -47,4 +59,35 @@ with lockstep_probe.Probe(level="mix", dump_path=sys.argv[1], model=m) as p:
         data = json.load(f)["data"]
     assert "Module.0.Linear.forward.0" in data, list(data)
     assert "Functional.linear.0.forward" in data, list(data)
+    # The library records its torch, and a library built for another torch
+    # is refused at load, naming both versions.
+    lib_dir = os.path.dirname(where)
+    with open(os.path.join(lib_dir, "liblockstep_py.build.json")) as f:
+        built_for = json.load(f)["torch"]
+    bad = os.path.join(tmp, "bad")
+    os.makedirs(bad)
+    shutil.copy2(os.path.join(lib_dir, "liblockstep_py.so"), bad)
+    with open(os.path.join(bad, "liblockstep_py.build.json"), "w") as f:
+        json.dump({"torch": "0.0.1"}, f)
+    check = """
+import sys, torch, lockstep_probe
+try:
+    lockstep_probe.load(sys.argv[1])
+except ImportError as e:
+    print("REFUSED", e, "| have", torch.__version__)
+else:
+    print("LOADED")
+"""
+    out = run([os.path.join(venv, "bin", "python"), "-c", check,
+               os.path.join(bad, "liblockstep_py.so")], env=env, cwd=tmp)
+    assert out.startswith("REFUSED") and "0.0.1" in out, out
+    have = out.rsplit("| have ", 1)[1].strip()
+    assert have in out.rsplit("| have ", 1)[0], out
+    # The wheel carries a native library: a platform tag, not py3-none-any.
+    wheels = os.path.join(tmp, "wheels")
+    run([os.path.join(venv, "bin", "pip"), "wheel", "--no-build-isolation",
+         "--no-deps", "-w", wheels, ROOT], env=env, cwd=tmp)
+    names = os.listdir(wheels)
+    assert len(names) == 1 and names[0].endswith("_x86_64.whl") and \
+        "none-any" not in names[0], names
 print("pip_install_test.py: OK")

@@ -3,7 +3,8 @@
 probe), dumped in statistics and tensor mode; `lockstep compare TARGET
 BASELINE` with no flags must name the changed operator, and the controls
 must pass. Run by ctest as
-`/usr/bin/python3 tests/python/scenarios_test.py BUILD_DIR [NAME...]`
+`PYTHON tests/python/scenarios_test.py BUILD_DIR [NAME...]` (PYTHON: the one
+whose torch the probe library in BUILD_DIR is built for)
 (with LOCKSTEP_FIXTURES=shared/fixtures for msprobe's dumps, which are then
 required); prints one line per case and the hit rate.
 """
@@ -91,7 +92,7 @@ def gpt_run(tmp, knobs, task, cache):
     key = ("gpt", json.dumps(knobs, sort_keys=True), task)
     if key not in cache:
         dump = os.path.join(tmp, f"run{len(cache)}")
-        subprocess.run(["/usr/bin/python3", os.path.join(HERE, "tiny_gpt.py"), LIB, dump,
+        subprocess.run([sys.executable, os.path.join(HERE, "tiny_gpt.py"), LIB, dump,
                         task, STEPS, json.dumps(knobs)], check=True,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         cache[key] = dump
