@@ -61,8 +61,10 @@ struct ReplayOptions {
   // tensors in float64, at least 64 MiB (docs/replay.md#limits).
   int64_t max_call_memory = 0;
   // Wall-clock seconds one entry's replay may take; the entries then run in
-  // a child process that is stopped past it (and an entry that kills its
-  // process is named). 0: no limit, the entries run in this process.
+  // a child process (fork) that is stopped past it, and an entry that kills
+  // its process is named. 0: no limit, the entries run in this process
+  // (where a fork is unwelcome: other threads of this process holding
+  // LibTorch's locks would hold them forever in the child).
   double max_call_seconds = 60;
   // Called with (entries done, entries in all) as the replay goes.
   std::function<void(size_t, size_t)> progress;
