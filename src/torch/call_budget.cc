@@ -4,6 +4,7 @@
 #include <c10/core/CPUAllocator.h>
 #include <c10/util/Exception.h>
 
+#include <algorithm>
 #include <atomic>
 #include <limits>
 #include <mutex>
@@ -101,15 +102,16 @@ class CountingAllocator final : public c10::Allocator {
  private:
   // Counts `n` bytes against `s`, or throws (before any memory is taken).
   static void Reserve(State& s, size_t n) {
-    constexpr auto kMax =
-        static_cast<size_t>(std::numeric_limits<int64_t>::max());
-    int64_t want = n > kMax / 2 ? std::numeric_limits<int64_t>::max() / 2
-                                : static_cast<int64_t>(n);
+    // limit <= 2^61 (the scope caps it): held + want cannot overflow.
+    int64_t want = n > static_cast<size_t>(s.limit) ? s.limit + 1
+                                                    : static_cast<int64_t>(n);
     int64_t held = s.held.fetch_add(want) + want;
     if (held > s.limit) {
       s.held.fetch_sub(want);
       int64_t none = 0;
-      s.refused.compare_exchange_strong(none, want);
+      s.refused.compare_exchange_strong(
+          none, static_cast<int64_t>(
+                    std::min<size_t>(n, std::numeric_limits<int64_t>::max())));
       TORCH_CHECK(false, "lockstep: an allocation of ", n,
                   " bytes would pass the call's memory budget of ", s.limit,
                   " bytes");
@@ -145,7 +147,8 @@ CallBudgetScope::CallBudgetScope(int64_t limit_bytes) {
     state_ = t_scope;
     return;
   }
-  state_ = std::make_shared<State>(limit_bytes);
+  state_ = std::make_shared<State>(
+      std::clamp<int64_t>(limit_bytes, 0, int64_t{1} << 61));
   t_scope = state_;
   owner_ = true;
 }
