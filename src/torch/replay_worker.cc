@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -145,7 +146,55 @@ std::string DiedReason(int status) {
          ") while replaying it";
 }
 
-// Reads the child's frames until it ends or an entry passes `max_seconds`.
+// The entry in flight longest, if it has run `limit` or more.
+std::optional<size_t> Overdue(const ChildRun& run, Clock::duration limit,
+                              Clock::duration* wait) {
+  *wait = Clock::duration::max();
+  if (run.in_flight.empty()) return std::nullopt;
+  auto first = std::min_element(
+      run.in_flight.begin(), run.in_flight.end(),
+      [](const auto& a, const auto& b) { return a.second < b.second; });
+  *wait = first->second + limit - Clock::now();
+  if (*wait <= Clock::duration::zero()) return first->first;
+  return std::nullopt;
+}
+
+// Takes the whole frames off the front of `buf`; false on a frame that
+// makes no sense (the child is then killed).
+bool TakeFrames(std::string* buf, const std::function<void(size_t)>& on_done,
+                std::vector<std::vector<ReplayCheck>>* out,
+                std::vector<bool>* finished, ChildRun* run) {
+  while (buf->size() >= kHeader) {
+    int64_t index = 0, len = 0;
+    std::memcpy(&index, buf->data() + 1, 8);
+    std::memcpy(&len, buf->data() + 9, 8);
+    if (index < 0 || static_cast<size_t>(index) >= finished->size() ||
+        len < 0) {
+      return false;
+    }
+    if (buf->size() - kHeader < static_cast<size_t>(len)) return true;
+    auto i = static_cast<size_t>(index);
+    if ((*buf)[0] == 'S') {
+      run->in_flight[i] = Clock::now();
+    } else {
+      std::vector<ReplayCheck> checks;
+      if (!DecodeReplayChecks(
+              std::string_view(*buf).substr(kHeader, static_cast<size_t>(len)),
+              &checks)) {
+        checks = Refusal("the replay process sent an unreadable result");
+      }
+      (*out)[i] = std::move(checks);
+      (*finished)[i] = true;
+      run->in_flight.erase(i);
+      if (on_done) on_done(i);
+    }
+    buf->erase(0, kHeader + static_cast<size_t>(len));
+  }
+  return true;
+}
+
+// Reads the child's frames until it ends or an entry passes `max_seconds`
+// (then kills it).
 void Watch(int fd, pid_t pid, double max_seconds,
            const std::function<void(size_t)>& on_done,
            std::vector<std::vector<ReplayCheck>>* out,
@@ -155,64 +204,32 @@ void Watch(int fd, pid_t pid, double max_seconds,
   std::string buf;
   char tmp[1 << 16];
   for (;;) {
-    int timeout_ms = -1;
-    if (!run->in_flight.empty()) {
-      Clock::time_point first = Clock::time_point::max();
-      for (const auto& [i, t] : run->in_flight) first = std::min(first, t);
-      auto left = first + limit - Clock::now();
-      timeout_ms = static_cast<int>(std::max<int64_t>(
-          0,
-          std::chrono::duration_cast<std::chrono::milliseconds>(left).count() +
-              1));
-    }
-    pollfd p{fd, POLLIN, 0};
-    int r = ::poll(&p, 1, timeout_ms);
-    if (r < 0 && errno == EINTR) continue;
-    if (r == 0) {
-      Clock::time_point now = Clock::now();
-      for (const auto& [i, t] : run->in_flight) {
-        if (now - t >= limit) {
-          run->timed_out = i;
-          break;
-        }
-      }
-      if (!run->timed_out) continue;
+    Clock::duration wait;
+    run->timed_out = Overdue(*run, limit, &wait);
+    if (run->timed_out) {
       ::kill(pid, SIGKILL);
       break;
     }
+    int timeout_ms =
+        wait == Clock::duration::max()
+            ? -1
+            : static_cast<int>(std::min<int64_t>(
+                  std::chrono::duration_cast<std::chrono::milliseconds>(wait)
+                          .count() +
+                      1,
+                  int64_t{1} << 30));
+    pollfd p{fd, POLLIN, 0};
+    int r = ::poll(&p, 1, timeout_ms);
+    if (r == 0 || (r < 0 && errno == EINTR)) continue;
     ssize_t got = r < 0 ? -1 : ::read(fd, tmp, sizeof tmp);
     if (got < 0 && errno == EINTR) continue;
     if (got <= 0) break;  // the child ended
     buf.append(tmp, static_cast<size_t>(got));
-    while (buf.size() >= kHeader) {
-      int64_t index = 0, len = 0;
-      std::memcpy(&index, buf.data() + 1, 8);
-      std::memcpy(&len, buf.data() + 9, 8);
-      if (index < 0 || static_cast<size_t>(index) >= finished->size() ||
-          len < 0) {
-        run->decode_error = true;
-        ::kill(pid, SIGKILL);
-        break;
-      }
-      if (buf.size() < kHeader + static_cast<size_t>(len)) break;
-      auto i = static_cast<size_t>(index);
-      if (buf[0] == 'S') {
-        run->in_flight[i] = Clock::now();
-      } else {
-        std::vector<ReplayCheck> checks;
-        if (!DecodeReplayChecks(
-                std::string_view(buf).substr(kHeader, static_cast<size_t>(len)),
-                &checks)) {
-          checks = Refusal("the replay process sent an unreadable result");
-        }
-        (*out)[i] = std::move(checks);
-        (*finished)[i] = true;
-        run->in_flight.erase(i);
-        if (on_done) on_done(i);
-      }
-      buf.erase(0, kHeader + static_cast<size_t>(len));
+    if (!TakeFrames(&buf, on_done, out, finished, run)) {
+      run->decode_error = true;
+      ::kill(pid, SIGKILL);
+      break;
     }
-    if (run->decode_error) break;
   }
   while (::waitpid(pid, &run->status, 0) < 0 && errno == EINTR) {
   }
@@ -269,6 +286,37 @@ bool DecodeReplayChecks(std::string_view bytes,
   return r.done();
 }
 
+namespace {
+
+// Starts a child replaying `todo`; the read end of its pipe in *fd.
+Status StartChild(const std::vector<size_t>& todo, int jobs,
+                  const std::function<std::vector<ReplayCheck>(size_t)>& replay,
+                  pid_t* pid, int* fd) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) {
+    return Status::IoError(
+        "replay", std::string("cannot make a pipe: ") + std::strerror(errno));
+  }
+  std::fflush(nullptr);  // nothing buffered is written twice
+  pid_t parent = ::getpid();
+  *pid = ::fork();
+  if (*pid < 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    return Status::IoError("replay", std::string("cannot start a process: ") +
+                                         std::strerror(errno));
+  }
+  if (*pid == 0) {
+    ::close(fds[0]);
+    ChildMain(fds[1], parent, todo, jobs, replay);
+  }
+  ::close(fds[1]);
+  *fd = fds[0];
+  return Status::Ok();
+}
+
+}  // namespace
+
 Status ReplayEntriesIsolated(
     size_t n, int jobs, double max_seconds,
     const std::function<std::vector<ReplayCheck>(size_t)>& replay,
@@ -283,32 +331,18 @@ Status ReplayEntriesIsolated(
     finished[i] = true;
     if (on_done) on_done(i);
   };
+  char limit[32];
+  std::snprintf(limit, sizeof limit, "%g", max_seconds);
   while (!pending.empty()) {
-    int fds[2];
-    if (::pipe2(fds, O_CLOEXEC) != 0) {
-      return Status::IoError(
-          "replay", std::string("cannot make a pipe: ") + std::strerror(errno));
+    pid_t pid = 0;
+    int fd = -1;
+    if (Status s = StartChild(pending, jobs, replay, &pid, &fd); !s.ok()) {
+      return s;
     }
-    std::fflush(nullptr);
-    pid_t parent = ::getpid();
-    pid_t pid = ::fork();
-    if (pid < 0) {
-      ::close(fds[0]);
-      ::close(fds[1]);
-      return Status::IoError("replay", std::string("cannot start a process: ") +
-                                           std::strerror(errno));
-    }
-    if (pid == 0) {
-      ::close(fds[0]);
-      ChildMain(fds[1], parent, pending, jobs, replay);
-    }
-    ::close(fds[1]);
     ChildRun run;
-    Watch(fds[0], pid, max_seconds, on_done, out, &finished, &run);
-    ::close(fds[0]);
+    Watch(fd, pid, max_seconds, on_done, out, &finished, &run);
+    ::close(fd);
     if (run.timed_out) {
-      char limit[32];
-      std::snprintf(limit, sizeof limit, "%g", max_seconds);
       settle(*run.timed_out,
              std::string("refused: its replay ran past the time limit of ") +
                  limit + " s a call and was stopped (--max-call-seconds)");
@@ -323,8 +357,7 @@ Status ReplayEntriesIsolated(
     for (size_t i : pending) {
       if (!finished[i]) left.push_back(i);
     }
-    if (!left.empty() && !run.timed_out && run.in_flight.empty() &&
-        left.size() == pending.size()) {
+    if (left.size() == pending.size() && run.in_flight.empty()) {
       // The child ended before it started anything: do not loop.
       for (size_t i : left) settle(i, DiedReason(run.status));
       left.clear();
