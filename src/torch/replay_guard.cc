@@ -117,10 +117,39 @@ double IntAt(const c10::IValue* v, size_t d, double none) {
   return static_cast<double>(xs[std::min(d, xs.size() - 1)]);
 }
 
-// A convolution's output and im2col buffer from its arguments (meta has no
-// convolution in LibTorch 1.13): the output size per spatial dim is
-// (in + 2 pad - dil (k - 1) - 1) / stride + 1, or for a transposed one
-// (in - 1) stride - 2 pad + dil (k - 1) + output_padding + 1.
+// The products of a convolution's spatial sizes: output, input, kernel.
+// Per dim the output is (in + 2 pad - dil (k - 1) - 1) / stride + 1, or
+// for a transposed one (in - 1) stride - 2 pad + dil (k - 1) +
+// output_padding + 1.
+struct ConvSpatial {
+  double out = 1, in = 1, kernel = 1;
+};
+ConvSpatial SpatialSizes(const BoundCall& call, const at::Tensor& x,
+                         const at::Tensor& k, bool transposed) {
+  const c10::IValue* pad = Arg(call, "padding");
+  bool same = pad != nullptr && pad->isString() && pad->toStringRef() == "same";
+  int64_t spatial = k.dim() - 2;
+  ConvSpatial c;
+  for (int64_t d = 0; d < spatial; ++d) {
+    auto i = static_cast<size_t>(d);
+    double n = static_cast<double>(x.size(x.dim() - spatial + d));
+    double ks = static_cast<double>(k.size(2 + d));
+    double s = std::max(1.0, IntAt(Arg(call, "stride"), i, 1));
+    double p = IntAt(pad, i, 0);
+    double dil = IntAt(Arg(call, "dilation"), i, 1);
+    double o = transposed ? (n - 1) * s - 2 * p + dil * (ks - 1) +
+                                IntAt(Arg(call, "output_padding"), i, 0) + 1
+               : same ? n
+                      : std::floor((n + 2 * p - dil * (ks - 1) - 1) / s) + 1;
+    c.out *= std::max(o, 0.0);
+    c.in *= n;
+    c.kernel *= ks;
+  }
+  return c;
+}
+
+// A convolution's output and im2col buffer in float64, from its arguments
+// (LibTorch 1.13 has no meta kernel for convolutions).
 std::optional<double> ConvBytes(const BoundCall& call) {
   const c10::IValue* in = Arg(call, "input");
   if (in == nullptr) in = Arg(call, "self");
@@ -131,41 +160,24 @@ std::optional<double> ConvBytes(const BoundCall& call) {
   const at::Tensor& x = in->toTensor();
   const at::Tensor& k = w->toTensor();
   if (k.dim() < 3 || x.dim() < k.dim() - 1) return std::nullopt;
-  size_t spatial = static_cast<size_t>(k.dim() - 2);
   const c10::IValue* tr = Arg(call, "transposed");
   bool transposed = (tr != nullptr && tr->isBool() && tr->toBool()) ||
                     call.name.find("conv_transpose") != std::string::npos;
-  const c10::IValue* pad = Arg(call, "padding");
-  bool same = pad != nullptr && pad->isString() && pad->toStringRef() == "same";
-  double out_spatial = 1, in_spatial = 1, kernel = 1;
-  for (size_t d = 0; d < spatial; ++d) {
-    double n = static_cast<double>(x.size(x.dim() - spatial + d));
-    double ks = static_cast<double>(k.size(2 + d));
-    double s = std::max(1.0, IntAt(Arg(call, "stride"), d, 1));
-    double p = IntAt(pad, d, 0);
-    double dil = IntAt(Arg(call, "dilation"), d, 1);
-    double o = transposed ? (n - 1) * s - 2 * p + dil * (ks - 1) +
-                                IntAt(Arg(call, "output_padding"), d, 0) + 1
-               : same ? n
-                      : std::floor((n + 2 * p - dil * (ks - 1) - 1) / s) + 1;
-    out_spatial *= std::max(o, 0.0);
-    in_spatial *= n;
-    kernel *= ks;
-  }
+  ConvSpatial sp = SpatialSizes(call, x, k, transposed);
   double batch = x.dim() > k.dim() - 1 ? static_cast<double>(x.size(0)) : 1;
-  double out_channels = static_cast<double>(transposed ? k.size(1) : k.size(0));
   double groups = 1;
   if (const c10::IValue* g = Arg(call, "groups"); g != nullptr && g->isInt()) {
     groups = std::max<double>(1, static_cast<double>(g->toInt()));
   }
-  if (transposed) out_channels *= groups;
-  double out = batch * out_channels * out_spatial;
+  // Weights: [out, in / groups, k...], transposed [in, out / groups, k...].
+  double out_channels = static_cast<double>(k.size(transposed ? 1 : 0)) *
+                        (transposed ? groups : 1);
+  double out = batch * out_channels * sp.out;
   // im2col: (in_channels / groups) * kernel values per output position
   // (per input position for a transposed one, from the output channels).
   double columns =
-      transposed
-          ? batch * out_channels / groups * kernel * in_spatial
-          : batch * static_cast<double>(k.size(1)) * kernel * out_spatial;
+      transposed ? batch * out_channels / groups * sp.kernel * sp.in
+                 : batch * static_cast<double>(k.size(1)) * sp.kernel * sp.out;
   return (out + columns) * 8;
 }
 
