@@ -49,6 +49,8 @@ void BM_ReplayLenet(benchmark::State& state) {
   lockstep::ReplayOptions o;
   o.dump = dump;
   o.jobs = static_cast<int>(state.range(0));
+  // 1: in a child process with a time limit (the default); 0: in this one.
+  o.max_call_seconds = state.range(1) != 0 ? 60 : 0;
   at::set_num_threads(o.jobs > 1 ? 1 : 2);
   size_t entries = 0, checks = 0;
   for (auto _ : state) {
@@ -66,9 +68,11 @@ void BM_ReplayLenet(benchmark::State& state) {
   state.counters["checks"] = static_cast<double>(checks);
 }
 BENCHMARK(BM_ReplayLenet)
-    ->ArgName("jobs")
-    ->Arg(1)
-    ->Arg(2)
+    ->ArgNames({"jobs", "isolated"})
+    ->Args({1, 1})
+    ->Args({2, 1})
+    ->Args({1, 0})
+    ->Args({2, 0})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cmath>
 #include <map>
+#include <memory>
 #include <mutex>
 
 #include "lockstep/core/parallel.h"
@@ -18,6 +19,7 @@
 #include "lockstep/numerics/replay_error.h"
 #include "lockstep/torch/tensor_bridge.h"
 #include "torch/replay_internal.h"
+#include "torch/replay_worker.h"
 #include "torch/shadow.h"
 
 namespace lockstep {
@@ -41,23 +43,30 @@ using replay::TensorInputs;
 class RankReplay {
  public:
   RankReplay(const RankLayout& layout, int64_t step, const DumpFile& dump,
-             RankTensors tensors)
+             RankTensors tensors, replay::CallLimits limits)
       : layout_(layout),
         step_(step),
         dump_(dump),
-        tensors_(std::move(tensors)) {
+        tensors_(std::move(tensors)),
+        limits_(limits) {
     for (size_t i = 0; i < dump_.entries.size(); ++i) {
       by_name_.emplace(dump_.entries[i].name, i);
     }
   }
 
-  std::vector<ReplayCheck> Entry(size_t i, bool backward) {
-    const DumpEntry& e = dump_.entries[i];
-    std::vector<ReplayCheck> out;
+  // The fields every check of entry i carries.
+  ReplayCheck Base(size_t i) const {
     ReplayCheck base;
     base.step = step_;
     base.rank = layout_.rank;
-    base.entry = e.name;
+    base.entry = dump_.entries[i].name;
+    return base;
+  }
+
+  std::vector<ReplayCheck> Entry(size_t i, bool backward) {
+    const DumpEntry& e = dump_.entries[i];
+    std::vector<ReplayCheck> out;
+    ReplayCheck base = Base(i);
     auto whole = [&](ReplayVerdict v, std::string reason) {
       ReplayCheck c = base;
       c.verdict = v;
@@ -90,6 +99,11 @@ class RankReplay {
       } else {
         Backward(e, base, &out);
       }
+    } catch (const replay::CallRefused& ex) {
+      out.clear();
+      whole(ReplayVerdict::kNotReplayable, ex.what());
+      out.back().op = ex.op();
+      return out;
     } catch (const std::exception& ex) {
       out.clear();
       return whole(ReplayVerdict::kNotReplayable,
@@ -158,22 +172,36 @@ class RankReplay {
     return replay::BindCall(e.name, e.value, Loader());
   }
 
+  // The entry's "aten" key (lockstep's probe), or "".
+  static std::string AtenKey(const DumpEntry& e) {
+    const PyValue* aten = e.value.Find("aten");
+    return aten != nullptr && aten->kind() == PyValue::Kind::kStr
+               ? aten->as_str()
+               : "";
+  }
+
+  // Bytes of the recorded tensors a call is checked against, in float64
+  // (the call's memory budget grows with them).
+  static double RecordedBytes(
+      std::initializer_list<const std::vector<std::optional<at::Tensor>>*>
+          lists) {
+    double bytes = 0;
+    for (const auto* list : lists) {
+      for (const auto& t : *list) {
+        if (t) bytes += 8.0 * static_cast<double>(t->numel());
+      }
+    }
+    return bytes;
+  }
+
   void Forward(const DumpEntry& e, const ReplayCheck& base,
                std::vector<ReplayCheck>* out) {
     StatusOr<BoundCall> call = Bind(e);
     if (!call.ok()) {
       ReplayCheck c = base;
+      c.op = AtenKey(e);
       c.verdict = ReplayVerdict::kNotReplayable;
       c.reason = call.status().message();
-      out->push_back(std::move(c));
-      return;
-    }
-    if (std::string r = replay::RandomReason(call->name, call->args);
-        !r.empty()) {
-      ReplayCheck c = base;
-      c.op = call->name;
-      c.verdict = ReplayVerdict::kNotReplayable;
-      c.reason = r;
       out->push_back(std::move(c));
       return;
     }
@@ -200,6 +228,16 @@ class RankReplay {
       out->push_back(std::move(c));
       return;
     }
+    if (std::string r =
+            replay::AdmitCall(&*call, RecordedBytes({&*recorded}), limits_);
+        !r.empty()) {
+      ReplayCheck c = base;
+      c.op = call->name;
+      c.verdict = ReplayVerdict::kNotReplayable;
+      c.reason = std::move(r);
+      out->push_back(std::move(c));
+      return;
+    }
     CheckForward(*call, *recorded, base, out);
   }
 
@@ -222,11 +260,8 @@ class RankReplay {
     StatusOr<BoundCall> call = Bind(dump_.entries[it->second]);
     if (!call.ok()) {
       return fail(
-          "", "its forward call cannot be rebuilt: " + call.status().message());
-    }
-    if (std::string r = replay::RandomReason(call->name, call->args);
-        !r.empty()) {
-      return fail(call->name, r);
+          AtenKey(dump_.entries[it->second]),
+          "its forward call cannot be rebuilt: " + call.status().message());
     }
     StatusOr<std::vector<std::optional<at::Tensor>>> grad_out =
         LoadList(e.value.Find("input"));
@@ -234,6 +269,11 @@ class RankReplay {
     StatusOr<std::vector<std::optional<at::Tensor>>> grad_in =
         LoadList(e.value.Find("output"));
     if (!grad_in.ok()) return fail(call->name, grad_in.status().message());
+    if (std::string r = replay::AdmitCall(
+            &*call, RecordedBytes({&*grad_out, &*grad_in}), limits_);
+        !r.empty()) {
+      return fail(call->name, r);
+    }
     // msprobe records the gradients of the autograd node that made the
     // output: for an operator that decomposes into others, an inner node's.
     bool lockstep_dump =
@@ -278,48 +318,52 @@ class RankReplay {
                         "the call's)");
       }
     }
-    // One run: forward with leaves, then the vector-Jacobian product.
+    // One run: forward with leaves, then the vector-Jacobian product, all
+    // within the call's memory budget.
     auto run = [&](Mode m) -> std::vector<c10::IValue> {
-      at::AutoGradMode grad_mode(true);
-      std::vector<c10::IValue> args = Prepare(*call, m);
-      std::vector<at::Tensor> leaves;
-      std::vector<size_t> leaf_of;
-      size_t ti = 0;
-      for (c10::IValue& v : args) {
-        if (!v.isTensor() ||
-            v.toTensor().unsafeGetTensorImpl()->is_wrapped_number() ||
-            (!lockstep_dump && !v.toTensor().is_floating_point())) {
-          continue;
+      std::vector<c10::IValue> vjp;
+      replay::WithinBudget(*call, [&] {
+        at::AutoGradMode grad_mode(true);
+        std::vector<c10::IValue> args = Prepare(*call, m);
+        std::vector<at::Tensor> leaves;
+        std::vector<size_t> leaf_of;
+        size_t ti = 0;
+        for (c10::IValue& v : args) {
+          if (!v.isTensor() ||
+              v.toTensor().unsafeGetTensorImpl()->is_wrapped_number() ||
+              (!lockstep_dump && !v.toTensor().is_floating_point())) {
+            continue;
+          }
+          size_t i = ti++;
+          at::Tensor t = v.toTensor();
+          if ((*grad_in)[i] && t.is_floating_point()) {
+            at::Tensor leaf = t.detach().requires_grad_(true);
+            leaves.push_back(leaf);
+            leaf_of.push_back(i);
+            v = leaf.clone();  // in-place ops may write into it
+          }
         }
-        size_t i = ti++;
-        at::Tensor t = v.toTensor();
-        if ((*grad_in)[i] && t.is_floating_point()) {
-          at::Tensor leaf = t.detach().requires_grad_(true);
-          leaves.push_back(leaf);
-          leaf_of.push_back(i);
-          v = leaf.clone();  // in-place ops may write into it
+        std::vector<c10::IValue> outs = Call(*call, std::move(args));
+        std::vector<at::Tensor> ys, gs;
+        for (size_t j = 0; j < outs.size() && j < grad_out->size(); ++j) {
+          if (!outs[j].isTensor() || !(*grad_out)[j]) continue;
+          const at::Tensor& y = outs[j].toTensor();
+          if (!y.requires_grad()) continue;
+          at::Tensor g = PrepareTensor(*(*grad_out)[j], m).to(y.scalar_type());
+          ys.push_back(y);
+          gs.push_back(g);
         }
-      }
-      std::vector<c10::IValue> outs = Call(*call, std::move(args));
-      std::vector<at::Tensor> ys, gs;
-      for (size_t j = 0; j < outs.size() && j < grad_out->size(); ++j) {
-        if (!outs[j].isTensor() || !(*grad_out)[j]) continue;
-        const at::Tensor& y = outs[j].toTensor();
-        if (!y.requires_grad()) continue;
-        at::Tensor g = PrepareTensor(*(*grad_out)[j], m).to(y.scalar_type());
-        ys.push_back(y);
-        gs.push_back(g);
-      }
-      std::vector<c10::IValue> result(inputs.size());
-      if (ys.empty() || leaves.empty()) return result;
-      std::vector<at::Tensor> grads = torch::autograd::grad(
-          ys, leaves, gs, /*retain_graph=*/false, /*create_graph=*/false,
-          /*allow_unused=*/true);
-      for (size_t l = 0; l < leaves.size(); ++l) {
-        result[leaf_of[l]] =
-            grads[l].defined() ? grads[l] : at::zeros_like(leaves[l]);
-      }
-      return result;
+        vjp.assign(inputs.size(), c10::IValue());
+        if (ys.empty() || leaves.empty()) return;
+        std::vector<at::Tensor> grads = torch::autograd::grad(
+            ys, leaves, gs, /*retain_graph=*/false, /*create_graph=*/false,
+            /*allow_unused=*/true);
+        for (size_t l = 0; l < leaves.size(); ++l) {
+          vjp[leaf_of[l]] =
+              grads[l].defined() ? grads[l] : at::zeros_like(leaves[l]);
+        }
+      });
+      return vjp;
     };
     std::vector<c10::IValue> ref = run(Mode::kFloat64);
     // k from the forward's arguments (its outputs are not at hand here).
@@ -385,6 +429,7 @@ class RankReplay {
   int64_t step_;
   const DumpFile& dump_;
   RankTensors tensors_;
+  replay::CallLimits limits_;
   std::map<std::string, size_t> by_name_;
 };
 
@@ -414,53 +459,81 @@ StatusOr<ReplayResult> ReplayDump(const ReplayOptions& options) {
       work.push_back({s.step, r, std::move(*d)});
     }
   }
-  size_t total = 0;
-  for (const Work& w : work) total += w.dump.entries.size();
+  // Every entry of every rank, in dump order: (rank, entry).
+  std::vector<std::unique_ptr<RankReplay>> ranks;
+  std::vector<std::pair<size_t, size_t>> entries;
+  replay::CallLimits limits{options.max_call_memory};
+  for (Work& w : work) {
+    ranks.push_back(std::make_unique<RankReplay>(
+        w.rank, w.step, w.dump, RankTensors::Open(w.rank.dir), limits));
+    for (size_t i = 0; i < ranks.back()->size(); ++i) {
+      entries.emplace_back(ranks.size() - 1, i);
+    }
+  }
+  auto replay_entry = [&](size_t k) {
+    return ranks[entries[k].first]->Entry(entries[k].second, options.backward);
+  };
   std::atomic<size_t> done{0};
   std::mutex progress_mu;
+  auto on_done = [&](size_t) {
+    size_t d = ++done;
+    if (options.progress) {
+      std::lock_guard<std::mutex> lock(progress_mu);
+      options.progress(d, entries.size());
+    }
+  };
   int jobs = std::max(1, options.jobs);
-  for (Work& w : work) {
-    RankReplay rr(w.rank, w.step, w.dump, RankTensors::Open(w.rank.dir));
-    std::vector<std::vector<ReplayCheck>> per(rr.size());
-    ParallelFor(rr.size(), jobs, [&](size_t i) {
-      per[i] = rr.Entry(i, options.backward);
-      size_t d = ++done;
-      if (options.progress) {
-        std::lock_guard<std::mutex> lock(progress_mu);
-        options.progress(d, total);
+  std::vector<std::vector<ReplayCheck>> per(entries.size());
+  if (options.max_call_seconds > 0 && !entries.empty()) {
+    Status s =
+        ReplayEntriesIsolated(entries.size(), jobs, options.max_call_seconds,
+                              replay_entry, on_done, &per);
+    if (!s.ok()) return s;
+    for (size_t k = 0; k < per.size(); ++k) {
+      for (ReplayCheck& c : per[k]) {
+        if (!c.entry.empty()) continue;  // stopped or killed: name it
+        ReplayCheck base = ranks[entries[k].first]->Base(entries[k].second);
+        base.verdict = c.verdict;
+        base.reason = std::move(c.reason);
+        c = std::move(base);
       }
+    }
+  } else {
+    ParallelFor(entries.size(), jobs, [&](size_t k) {
+      per[k] = replay_entry(k);
+      on_done(k);
     });
-    for (std::vector<ReplayCheck>& checks : per) {
-      ++result.entries;
-      bool replayed = false, not_replayable = false, skipped = false;
-      for (ReplayCheck& c : checks) {
-        switch (c.verdict) {
-          case ReplayVerdict::kOk:
-            replayed = true;
-            break;
-          case ReplayVerdict::kSuspect:
-            replayed = true;
-            ++result.suspect;
-            if (!result.first_suspect) {
-              result.first_suspect = result.checks.size();
-            }
-            break;
-          case ReplayVerdict::kNotReplayable:
-            not_replayable = true;
-            break;
-          case ReplayVerdict::kSkipped:
-            skipped = true;
-            break;
-        }
-        result.checks.push_back(std::move(c));
+  }
+  for (std::vector<ReplayCheck>& checks : per) {
+    ++result.entries;
+    bool replayed = false, not_replayable = false, skipped = false;
+    for (ReplayCheck& c : checks) {
+      switch (c.verdict) {
+        case ReplayVerdict::kOk:
+          replayed = true;
+          break;
+        case ReplayVerdict::kSuspect:
+          replayed = true;
+          ++result.suspect;
+          if (!result.first_suspect) {
+            result.first_suspect = result.checks.size();
+          }
+          break;
+        case ReplayVerdict::kNotReplayable:
+          not_replayable = true;
+          break;
+        case ReplayVerdict::kSkipped:
+          skipped = true;
+          break;
       }
-      if (replayed) {
-        ++result.replayed;
-      } else if (not_replayable) {
-        ++result.not_replayable;
-      } else if (skipped) {
-        ++result.skipped;
-      }
+      result.checks.push_back(std::move(c));
+    }
+    if (replayed) {
+      ++result.replayed;
+    } else if (not_replayable) {
+      ++result.not_replayable;
+    } else if (skipped) {
+      ++result.skipped;
     }
   }
   return result;

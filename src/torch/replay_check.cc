@@ -150,9 +150,18 @@ std::vector<c10::IValue> Prepare(const BoundCall& call, Mode m) {
 std::vector<c10::IValue> Call(const BoundCall& call,
                               std::vector<c10::IValue> args) {
   torch::jit::Stack stack(std::move(args));
-  call.op.callBoxed(&stack);
+  WithinBudget(call, [&] { call.op.callBoxed(&stack); });
   std::vector<c10::IValue> out;
   for (const c10::IValue& v : stack) FlattenResult(v, &out);
+  // A view the operator made from its arguments is read below: its
+  // elements must lie inside its storage.
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (!out[i].isTensor()) continue;
+    if (std::string p = GeometryProblem(out[i].toTensor()); !p.empty()) {
+      throw CallRefused(
+          call.name, "refused: its output " + std::to_string(i) + " has " + p);
+    }
+  }
   return out;
 }
 

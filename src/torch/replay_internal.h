@@ -9,6 +9,7 @@
 
 #include <functional>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -78,6 +79,9 @@ struct BoundCall {
   c10::OperatorHandle op;
   std::string name;               // "aten::add.Tensor"
   std::vector<c10::IValue> args;  // in schema order, defaults filled
+  // Bytes each run of the call may hold at once; 0 until AdmitCall admits
+  // it (Call runs no call that was not admitted).
+  int64_t budget = 0;
 };
 
 // Rebuilds the call of forward entry `entry_name` (dump.json value `entry`)
@@ -119,7 +123,9 @@ std::vector<c10::IValue> Prepare(const BoundCall& call, Mode m);
 // Appends `v` flattened as the dump records results (tuples and tensor
 // lists opened).
 void FlattenResult(const c10::IValue& v, std::vector<c10::IValue>* out);
-// Runs the call; its results flattened (tuples and tensor lists).
+// Runs the admitted call within its budget (WithinBudget) and checks each
+// output's geometry (GeometryProblem); its results flattened (tuples and
+// tensor lists). Throws CallRefused, or what LibTorch throws.
 std::vector<c10::IValue> Call(const BoundCall& call,
                               std::vector<c10::IValue> args);
 // The call's tensor inputs in the order their gradients are recorded:
@@ -149,6 +155,65 @@ std::optional<std::vector<c10::IValue>> CpuRun(
 void CheckForward(const BoundCall& call,
                   const std::vector<std::optional<at::Tensor>>& recorded,
                   const ReplayCheck& base, std::vector<ReplayCheck>* out);
+
+// ---- What a call must pass to run (replay_allowlist.cc, replay_guard.cc;
+// docs/replay.md#allowlist and #limits). ----
+
+// Why replay does not run operator `aten_name` ("aten::add_.Tensor"), or
+// "" when it is on the allowlist: the operators of the bound table
+// (FindOpRule; in-place forms too, as replay writes into its own copies)
+// and a few pure operators with no tensor result (item, size, ...). Every
+// other operator, of any namespace, is refused; file, raw-view and
+// storage operators with a reason of their own.
+std::string OffAllowlistReason(std::string_view aten_name);
+
+// The memory a replayed call may hold at once.
+struct CallLimits {
+  int64_t max_bytes = 0;  // > 0: this; 0: the default rule below
+};
+// Default: kCallBudgetFactor x the bytes of the call's tensors (arguments
+// and the recorded tensors it is checked against) in float64, at least
+// kMinCallBudget.
+inline constexpr int64_t kMinCallBudget = int64_t{64} << 20;
+inline constexpr double kCallBudgetFactor = 16;
+int64_t CallBudgetBytes(const BoundCall& call, double recorded_bytes,
+                        const CallLimits& limits);
+
+// A call refused as it ran (memory past its budget, an output reaching
+// past its storage): what() is the reason, for the entry's row.
+class CallRefused : public std::runtime_error {
+ public:
+  CallRefused(std::string op, const std::string& reason)
+      : std::runtime_error(reason), op_(std::move(op)) {}
+  const std::string& op() const { return op_; }  // "aten::conv2d"
+
+ private:
+  std::string op_;
+};
+
+// What is wrong with `t`'s sizes, strides and storage offset against the
+// bytes of its storage (negative values, overflow, an element past the
+// end), or "" when every element lies inside it.
+std::string GeometryProblem(const at::Tensor& t);
+
+// Admits `call` to run, setting call->budget, or returns why not (and
+// leaves it 0): a random or uninitialized-memory operator (RandomReason),
+// an operator off the allowlist, an argument whose geometry reaches past
+// its storage, or outputs (a convolution's also its im2col buffer)
+// estimated before the call, from the schema and the arguments (the
+// operator's meta kernel, or the convolution arithmetic), to take more
+// than the budget. `recorded_bytes`: the recorded tensors the call is
+// checked against (outputs, gradients), counted in float64.
+std::string AdmitCall(BoundCall* call, double recorded_bytes,
+                      const CallLimits& limits);
+
+// Runs `fn` with this thread's CPU allocations counted against call.budget
+// (torch/call_budget.h): CallRefused, with the sizes, where one would pass
+// it, or where the call was not admitted.
+void WithinBudget(const BoundCall& call, const std::function<void()>& fn);
+
+// "1.5 GiB".
+std::string FormatBytes(double bytes);
 
 }  // namespace lockstep::replay
 

@@ -65,18 +65,23 @@ std::vector<ReplayCheck> CheckOnCpu(const c10::OperatorHandle& op,
                                         " inputs do not follow its schema");
   }
   for (const c10::IValue& v : inputs) call.args.push_back(OnCpu(v));
-  if (std::string r = replay::RandomReason(call.name, call.args); !r.empty()) {
-    return NotReplayable(call.name, std::move(r));
-  }
   std::vector<c10::IValue> flat;
   for (const c10::IValue& v : outputs) replay::FlattenResult(v, &flat);
   std::vector<std::optional<at::Tensor>> recorded;
+  double recorded_bytes = 0;
   for (const c10::IValue& v : flat) {
     if (v.isTensor() && v.toTensor().defined()) {
       recorded.emplace_back(v.toTensor().detach().cpu());
+      recorded_bytes += 8.0 * static_cast<double>(v.toTensor().numel());
     } else {
       recorded.emplace_back();
     }
+  }
+  // The rules of lockstep replay: its allowlist, geometry and budget.
+  if (std::string r =
+          replay::AdmitCall(&call, recorded_bytes, replay::CallLimits());
+      !r.empty()) {
+    return NotReplayable(call.name, std::move(r));
   }
   std::vector<ReplayCheck> out;
   replay::CheckForward(call, recorded, ReplayCheck(), &out);
@@ -134,6 +139,8 @@ std::vector<ReplayCheck> ShadowCheck(const c10::OperatorHandle* op,
   c10::impl::ForceDispatchKeyGuard plain(DefaultDispatchKeys());
   try {
     return CheckOnCpu(*op, inputs, outputs);
+  } catch (const replay::CallRefused& e) {
+    return NotReplayable(e.op(), e.what());
   } catch (const c10::Error& e) {
     return NotReplayable(op->schema().name(),
                          "LibTorch refused the replayed call: " +

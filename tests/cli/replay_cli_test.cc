@@ -13,6 +13,7 @@
 #include <sstream>
 #include <string>
 
+#include "lockstep/format/npy.h"
 #include "lockstep/report/csv.h"
 #include "testing/run_lockstep.h"
 
@@ -254,6 +255,44 @@ TEST_F(ReplayCliTest, MsprobeSharedFixtures) {
   ExpectEveryEntryAccounted("stat");
 }
 
+// Issue 32: a dump.json naming aten::from_file on /etc/passwd read it into
+// replay.csv as floats (the "Float64" of a suspect row). Now the row says
+// why it was not replayed, and holds no number from the file.
+TEST_F(ReplayCliTest, FromFileOnEtcPasswdPutsNoneOfItInTheReport) {
+  std::string rank = (dir_ / "dump" / "step0" / "rank0").string();
+  fs::create_directories(rank + "/dump_tensor_data");
+  ASSERT_TRUE(lockstep::WriteNpy(
+                  rank + "/dump_tensor_data/out.npy",
+                  lockstep::Tensor::FromBytes(lockstep::DType::kFloat32, {16},
+                                              std::string(64, '\0')))
+                  .ok());
+  std::ofstream(rank + "/dump.json")
+      << "{\"task\": \"tensor\", \"level\": \"L1\", \"data\": {"
+         "\"Torch.from_file.0.forward\": {\"input_args\": ["
+         "{\"type\": \"str\", \"value\": \"/etc/passwd\"}, "
+         "{\"type\": \"bool\", \"value\": false}, "
+         "{\"type\": \"int\", \"value\": 16}, "
+         "{\"type\": \"torch.dtype\", \"value\": \"torch.float32\"}, "
+         "null, null, null], \"input_kwargs\": {}, \"output\": ["
+         "{\"type\": \"torch.Tensor\", \"dtype\": \"torch.float32\", "
+         "\"shape\": [16], \"data_name\": \"out.npy\"}], "
+         "\"aten\": \"aten::from_file\"}}}";
+  CmdRun r = Replay((dir_ / "dump").string(), "out");
+  EXPECT_EQ(r.code, 2) << r.out;  // nothing was replayed
+  EXPECT_NE(r.out.find("nothing was replayed"), std::string::npos) << r.out;
+  auto rows = Csv("out");
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].at("Op"), "aten::from_file");
+  EXPECT_EQ(rows[0].at("Verdict"), "not replayable");
+  EXPECT_NE(rows[0].at("Reason").find("reads or writes files"),
+            std::string::npos)
+      << rows[0].at("Reason");
+  for (const char* number : {"Max ULP", "Recorded", "Float64"}) {
+    EXPECT_TRUE(rows[0].at(number).empty() || rows[0].at(number) == "0")
+        << number << ": " << rows[0].at(number);
+  }
+}
+
 TEST_F(ReplayCliTest, RefusesBadInput) {
   CmdRun missing = Replay((dir_ / "nope").string(), "out");
   EXPECT_EQ(missing.code, 3) << missing.out;
@@ -267,6 +306,13 @@ TEST_F(ReplayCliTest, RefusesBadInput) {
   EXPECT_EQ(out.out.find("entries"), std::string::npos) << out.out;
   CmdRun step = Replay(kData + "/msprobe_transformer/clean", "out", "--step 7");
   EXPECT_EQ(step.code, 3) << step.out;
+  for (const char* limit :
+       {"--max-call-memory 0", "--max-call-memory lots",
+        "--max-call-seconds -1", "--max-call-seconds soon"}) {
+    CmdRun l =
+        RunLockstep("replay " + kData + "/msprobe_transformer/clean " + limit);
+    EXPECT_EQ(l.code, 2) << limit << ": " << l.out;
+  }
   CmdRun help = RunLockstep("replay --help");
   EXPECT_EQ(help.code, 0);
   EXPECT_NE(help.out.find("Example:"), std::string::npos);

@@ -28,6 +28,14 @@
 // dumps, missing tensor files) are listed with why; module and parameter-
 // gradient entries are skipped (they are not operator calls).
 //
+// A dump.json may come from anyone and can name any operator: only an
+// allowlist of pure tensor operators runs (no file, random, raw-view,
+// storage or distributed operator), every tensor's sizes and strides are
+// checked against its storage, each call's memory is estimated before it
+// runs and counted while it runs against a budget, and each entry's time
+// is bounded (docs/replay.md#allowlist, #limits). A call refused is listed
+// as not replayable with why.
+//
 // Thread safety: ReplayDump may run concurrently with itself; it uses
 // `jobs` threads and LibTorch.
 #ifndef LOCKSTEP_TORCH_REPLAY_H_
@@ -49,6 +57,15 @@ struct ReplayOptions {
   std::vector<int64_t> ranks;  // empty: every rank
   bool backward = true;        // replay backward entries too
   int jobs = 1;                // entries replayed at once
+  // Bytes one replayed call may hold at once; 0: 16 x the bytes of its
+  // tensors in float64, at least 64 MiB (docs/replay.md#limits).
+  int64_t max_call_memory = 0;
+  // Wall-clock seconds one entry's replay may take; the entries then run in
+  // a child process (fork) that is stopped past it, and an entry that kills
+  // its process is named. 0: no limit, the entries run in this process
+  // (where a fork is unwelcome: other threads of this process holding
+  // LibTorch's locks would hold them forever in the child).
+  double max_call_seconds = 60;
   // Called with (entries done, entries in all) as the replay goes.
   std::function<void(size_t, size_t)> progress;
 };

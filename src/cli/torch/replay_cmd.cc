@@ -36,7 +36,10 @@ int Run(int argc, char** argv) {
       "sums of k products, normalisations; docs/replay.md), or 2x LibTorch "
       "CPU's own error on the same inputs if that is larger. Entries that "
       "cannot be replayed (random ops, collectives, indexing, ...) are "
-      "listed with why. A dump of the probe's shadow task (checked as the "
+      "listed with why. Only an allowlist of pure tensor operators runs, "
+      "each call within a memory budget and a time limit (a dump.json can "
+      "name any operator; docs/replay.md#allowlist). A dump of the probe's "
+      "shadow task (checked as the "
       "run went, no tensors) is read back the same way.\nWrites replay.csv, "
       "summary.json and report.html "
       "into -o.\nExit: 0 no suspect, 1 a suspect, 2 usage error (also: "
@@ -54,6 +57,18 @@ int Run(int argc, char** argv) {
   app.add_option("-j,--jobs", options.jobs,
                  "Entries replayed at once (default 1)")
       ->check(CLI::Range(1, 256));
+  app.add_option("--max-call-memory", options.max_call_memory,
+                 "Memory one replayed call may hold at once, e.g. 512M or "
+                 "4G (default: 16x the bytes of its tensors in float64, at "
+                 "least 64M); a call estimated or found to need more is "
+                 "refused")
+      ->transform(CLI::AsSizeValue(false))
+      ->check(CLI::PositiveNumber);
+  app.add_option("--max-call-seconds", options.max_call_seconds,
+                 "Seconds one entry's replay may take (default 60); the "
+                 "entries run in a child process that is stopped past it. 0: "
+                 "no limit, in this process")
+      ->check(CLI::Range(0.0, 1e6));
   app.footer(
       "Example:\n  lenet --steps 1 --dump run --task tensor --fault "
       "conv2-bf16\n  lockstep replay run -o replay_out");
