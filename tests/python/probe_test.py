@@ -142,7 +142,9 @@ with tempfile.TemporaryDirectory() as tmp:
     assert first["entry"] == "Torch.mul.0.forward", first
     assert first["reason"] == "argument", first
     assert first["detail"] == "argument 1: 1.001 vs 1.0", first
-    assert s["error"] > 0 and s["rows"] > 100, s
+    # (torch 2.x's zero_grad sets the gradients to None: no zeros/zero_
+    # entries, 94 rows; 1.13 has 117.)
+    assert s["error"] > 0 and s["rows"] > 80, s
     # Tensor mode: one .pt file per tensor by default (torch.save's bytes,
     # which msprobe loads with torch.load), .npy files on request, or one
     # dump_tensor_data.pack per step, read by compare as the files are;
@@ -210,7 +212,7 @@ with tempfile.TemporaryDirectory() as tmp:
         assert r.returncode == 0, (a, r.returncode, r.stdout, r.stderr)
         with open(os.path.join(out, "summary.json")) as f:
             s = json.load(f)
-        assert s["error"] == 0 and s["rows"] > 100, s
+        assert s["error"] == 0 and s["rows"] > 80, s
     # Shadow mode: sampled forward calls replayed in float64 as they run
     # (sample_rate goes into the "shadow" section); replay reads the checks.
     shadow = os.path.join(tmp, "shadow")
