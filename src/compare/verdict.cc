@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <utility>
 
+#include "lockstep/core/status.h"
 #include "lockstep/numerics/pyfloat.h"
 
 namespace lockstep {
@@ -138,19 +139,20 @@ RowVerdict JudgeRow(CompareMode mode, const MsprobeRow& row,
   const OpRow& b = *row.bench;
   if (a.shape != b.shape)
     Raise(&v, Verdict::kError, DivergenceReason::kShape,
-          "shape " + a.shape + " vs " + b.shape);
+          "shape " + Abbreviate(a.shape) + " vs " + Abbreviate(b.shape));
   if (a.dtype != b.dtype)
     Raise(&v, Verdict::kWarning, DivergenceReason::kDtype,
-          "dtype " + a.dtype + " vs " + b.dtype);
+          "dtype " + Abbreviate(a.dtype) + " vs " + Abbreviate(b.dtype));
   if (!a.is_tensor && !a.is_null && !PyEquals(a.stats[0], b.stats[0])) {
     if (a.is_device && b.is_device) {
       // GPU vs NPU, CPU vs GPU: the runs are on different devices.
-      v.messages.push_back("device " + a.stats[0].PyStr() + " vs " +
-                           b.stats[0].PyStr() +
+      v.messages.push_back("device " + Abbreviate(a.stats[0].PyStr()) + " vs " +
+                           Abbreviate(b.stats[0].PyStr()) +
                            " (runs on different devices: not a divergence)");
     } else {
       Raise(&v, Verdict::kError, DivergenceReason::kPrecision,
-            "value " + a.stats[0].PyStr() + " vs " + b.stats[0].PyStr());
+            "value " + Abbreviate(a.stats[0].PyStr()) + " vs " +
+                Abbreviate(b.stats[0].PyStr()));
     }
   }
   if (mode == CompareMode::kMd5) {
