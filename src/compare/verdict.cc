@@ -92,6 +92,11 @@ void JudgeTensor(const MsprobeRow& row, const TensorPairFacts& f,
                        : "tensor file on one side only");
     return;
   }
+  if (f.file_mismatch) {
+    Raise(v, Verdict::kError, DivergenceReason::kShape,
+          "a tensor file's shape differs from its dump.json entry's");
+    return;
+  }
   if (f.shape_mismatch) {
     Raise(v, Verdict::kError, DivergenceReason::kShape, "shape differs");
     return;
@@ -212,7 +217,8 @@ double StatsError(const OpRow& a, const OpRow& b, int first) {
 }
 
 double TensorError(const TensorPairFacts& f) {
-  if (f.shape_mismatch || f.nonfinite_mismatch) return INFINITY;
+  if (f.shape_mismatch || f.nonfinite_mismatch || f.file_mismatch)
+    return INFINITY;
   if (!f.compared) return std::numeric_limits<double>::quiet_NaN();
   return f.rel_l2_err;
 }
