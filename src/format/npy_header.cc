@@ -276,8 +276,7 @@ Status CheckDataSize(std::string_view bytes, std::string_view subject,
     empty = empty || d == 0;
   }
   int64_t span = NumElements(nonzero);
-  if (empty &&
-      (span < 0 || static_cast<uint64_t>(span) > INT64_MAX / es)) {
+  if (empty && (span < 0 || static_cast<uint64_t>(span) > INT64_MAX / es)) {
     return Status::Corruption(
         subject,
         StrCat("npy shape ", ShapeToString(h->shape), " of '", h->descr,

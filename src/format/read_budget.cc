@@ -58,23 +58,4 @@ Status ReadBudget::ChargeBytes(uint64_t n, std::string_view what) {
                     "as untrusted input (ReadLimits, format/read_budget.h)");
 }
 
-Status ReadBudget::ChargeObjects(uint64_t n, std::string_view what) {
-  if (TryAdd(&objects_, n, limits_.objects)) return Status::Ok();
-  return Status::NotSupported(
-      subject_, Abbreviate(what) + ": more than " +
-                    std::to_string(limits_.objects) +
-                    " objects in one file. Note: a file this large is refused "
-                    "as untrusted input (ReadLimits, format/read_budget.h)");
-}
-
-Status ReadBudget::CheckString(uint64_t n, std::string_view what) const {
-  if (n <= limits_.string_bytes) return Status::Ok();
-  return Status::NotSupported(
-      subject_, Abbreviate(what) + ": a string of " + ByteSize(n) +
-                    ", longer than the limit of " +
-                    ByteSize(limits_.string_bytes) +
-                    ". Note: strings this long are refused as untrusted "
-                    "input (ReadLimits, format/read_budget.h)");
-}
-
 }  // namespace lockstep

@@ -32,16 +32,18 @@ struct ReadLimits {
   // everything a file holds always fits, a thousandfold expansion never.
   uint64_t expanded_base = uint64_t{256} << 20;
   uint64_t expanded_per_file_byte = 2;
-  // Values (JSON values, checkpoint entries) made from one file.
+  // Values made from one JSON file (json_reader.h checks them as it goes).
   uint64_t objects = uint64_t{1} << 26;
-  // Bytes of one string (a JSON string, key or number; a pickled str).
+  // Bytes of one JSON string, key or number (json_reader.h). A pickled
+  // str is bounded by data.pkl's own limit (64 MiB) instead: its copies are
+  // expanded bytes.
   uint64_t string_bytes = uint64_t{16} << 20;
 
   // The expanded-bytes budget of a file of `file_bytes` (saturating).
   uint64_t ExpandedFor(uint64_t file_bytes) const;
 };
 
-// Tallies what one file's reading has made against its ReadLimits.
+// Tallies the bytes one file's reading has made against its ReadLimits.
 class ReadBudget {
  public:
   // `subject` names the file in messages.
@@ -54,11 +56,6 @@ class ReadBudget {
   // total would pass the budget; `what` names what was being made, e.g.
   // "'model.w': a copy of view of shape [4, 4]", and is abbreviated.
   Status ChargeBytes(uint64_t n, std::string_view what);
-  // Adds `n` objects; NotSupported past ReadLimits::objects.
-  Status ChargeObjects(uint64_t n, std::string_view what);
-  // NotSupported when one string of `n` bytes is longer than the limit.
-  Status CheckString(uint64_t n, std::string_view what) const;
-
   uint64_t bytes() const { return bytes_.load(std::memory_order_relaxed); }
   uint64_t byte_limit() const { return byte_limit_; }
   const ReadLimits& limits() const { return limits_; }
@@ -68,7 +65,6 @@ class ReadBudget {
   std::string subject_;
   uint64_t byte_limit_;
   std::atomic<uint64_t> bytes_{0};
-  std::atomic<uint64_t> objects_{0};
 };
 
 // "1.5 GiB", "300 MiB", "12 KiB", "17 bytes": a size for messages.
