@@ -104,6 +104,21 @@ void CheckFastAgrees(std::string_view text,
   (void)d;
 }
 
+// Small limits (read_budget.h) refuse with NotSupported and otherwise agree
+// with the default ones: a limit never changes what is read.
+void CheckLimitsAgree(std::string_view text) {
+  lockstep::ReadLimits small;
+  small.string_bytes = 8;
+  small.objects = 16;
+  auto limited = lockstep::ParsePyJson(text, "fuzz.json", small);
+  auto whole = lockstep::ParsePyJson(text, "fuzz.json");
+  if (limited.ok()) {
+    Require(whole.ok() && *whole == *limited);
+  } else if (limited.status().code() != lockstep::StatusCode::kNotSupported) {
+    Require(!whole.ok());
+  }
+}
+
 void CheckDumpRoundTrip(std::string_view text) {
   auto d = lockstep::ReadDumpJsonFromString(text, "rank0/dump.json");
   CheckStreamAgrees(text, d);
@@ -124,6 +139,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
   g_input = text;
   CheckTreeRoundTrip(text);
+  CheckLimitsAgree(text);
   CheckDumpRoundTrip(text);
   (void)lockstep::ReadStackJsonFromString(text, "stack.json");
   auto construct =

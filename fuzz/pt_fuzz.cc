@@ -19,6 +19,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   options.verify_crc = true;
   options.max_expanded_bytes = 1 << 20;
   options.max_inflated_bytes = 1 << 24;
+  // The file's budget (read_budget.h), small enough that a mutated memo
+  // reference, view or deflate stream reaches it.
+  options.limits.expanded_base = 1 << 22;
+  options.limits.expanded_per_file_byte = 4;
   std::string_view bytes(reinterpret_cast<const char*>(data), size);
   auto tensor = lockstep::ReadPtTensorFromBuffer(bytes, "fuzz.pt", options);
   if (tensor.ok()) {

@@ -189,31 +189,32 @@ class Reports {
   Reports& operator=(const Reports&) = delete;
   ~Reports() { Join(); }
 
-  // Writes summary.json and report.html (and the xlsx when asked) once
-  // FinishResult has run, and waits for the CSV.
+  // Writes report.html (and the xlsx when asked) once FinishResult has run,
+  // waits for the CSV, and writes summary.json last: a run killed before
+  // it leaves the earlier run's summary.json, which names no file this run
+  // did not finish (the temporaries it left go at the next run's start).
   Status Finish() {
     if (!replaced_.empty()) {
       LogWarning(a_.out_dir + ": replacing the " + replaced_ +
                  " of an earlier run (its compare_result CSVs stay)");
     }
-    Status s = WriteSummaryJson(r_, a_.out_dir + "/summary.json");
-    StatusOr<std::vector<std::string>> pages = Status::Internal("not written");
     table_thread_.join();
-    if (s.ok()) pages = WriteHtmlReport(r_, html_, extras_, std::move(table_));
-    TimingMark("compare: write summary.json and report.html");
+    StatusOr<std::vector<std::string>> pages =
+        WriteHtmlReport(r_, html_, extras_, std::move(table_));
+    TimingMark("compare: write report.html");
     csv_.join();
     LOCKSTEP_RETURN_IF_ERROR(csvs_.status());
     for (const auto& p : *csvs_) LogInfo("wrote " + p);
-    LOCKSTEP_RETURN_IF_ERROR(s);
     LOCKSTEP_RETURN_IF_ERROR(pages.status());
+    std::string x = a_.out_dir + "/compare_result_" + ts_ + ".xlsx";
+    if (a_.xlsx) LOCKSTEP_RETURN_IF_ERROR(WriteXlsxReport(r_, x));
+    LOCKSTEP_RETURN_IF_ERROR(
+        WriteSummaryJson(r_, a_.out_dir + "/summary.json"));
+    TimingMark("compare: write summary.json");
     std::vector<std::string> written = {a_.out_dir + "/summary.json"};
     written.insert(written.end(), pages->begin(), pages->end());
     LogInfo("wrote " + JoinNames(written));
-    if (a_.xlsx) {
-      std::string x = a_.out_dir + "/compare_result_" + ts_ + ".xlsx";
-      LOCKSTEP_RETURN_IF_ERROR(WriteXlsxReport(r_, x));
-      LogInfo("wrote " + x);
-    }
+    if (a_.xlsx) LogInfo("wrote " + x);
     return Status::Ok();
   }
 
@@ -332,6 +333,13 @@ Status Prepare(Args* a, bool writer, Prepared* p) {
   // The output directory is ours for the whole run (before the heavy work).
   LOCKSTEP_RETURN_IF_ERROR(CreateDirs(a->out_dir));
   LOCKSTEP_ASSIGN_OR_RETURN(p->lock, DirLock::Acquire(a->out_dir));
+  std::vector<std::string> stale = p->lock->RemoveStaleTempFiles();
+  if (!stale.empty()) {
+    LogWarning(a->out_dir + ": removed " + std::to_string(stale.size()) +
+               " temporary file(s) of an interrupted run (" +
+               Abbreviate(stale[0], 120) + (stale.size() > 1 ? ", ..." : "") +
+               ")");
+  }
   return Status::Ok();
 }
 

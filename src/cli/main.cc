@@ -1,6 +1,10 @@
 // lockstep: find where two training runs part ways.
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstring>
+#include <exception>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -53,9 +57,35 @@ void PrintUsage() {
       "3 I/O or format error.\n");
 }
 
+constexpr char kOutOfMemory[] =
+    "[E] lockstep | out of memory. Note: the readers bound what each file may "
+    "cost (docs/compare.md, 'Dumps from someone else'); if an input made "
+    "lockstep run out anyway, please report it as a bug\n";
+
+// The last resort where an allocation failed on a worker thread, beyond
+// main's catch: a short message and exit code 3, not an abort and a core.
+[[noreturn]] void OnTerminate() {
+  bool oom = false;
+  if (std::exception_ptr e = std::current_exception()) {
+    try {
+      std::rethrow_exception(e);
+    } catch (const std::bad_alloc&) {
+      oom = true;
+    } catch (...) {
+    }
+  }
+  if (oom) {
+    ssize_t ignored = ::write(2, kOutOfMemory, sizeof(kOutOfMemory) - 1);
+    (void)ignored;
+    ::_exit(3);
+  }
+  std::abort();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::set_terminate(OnTerminate);
   if (argc < 2 || std::strcmp(argv[1], "--help") == 0 ||
       std::strcmp(argv[1], "-h") == 0) {
     PrintUsage();
@@ -81,8 +111,16 @@ int main(int argc, char** argv) {
   }
   std::vector<std::string> names;
   for (const auto& c : lockstep::cli::Commands()) {
-    if (cmd == c.name) return c.run(argc - 1, argv + 1);
-    names.push_back(c.name);
+    if (cmd != c.name) {
+      names.push_back(c.name);
+      continue;
+    }
+    try {
+      return c.run(argc - 1, argv + 1);
+    } catch (const std::bad_alloc&) {
+      std::fputs(kOutOfMemory, stderr);
+      return 3;
+    }
   }
   std::string close = lockstep::cli::ClosestWord(cmd, names);
   std::fprintf(stderr, "[E] lockstep | unknown command '%s'. Note: %s\n",

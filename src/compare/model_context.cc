@@ -1,6 +1,7 @@
 #include "lockstep/compare/model_context.h"
 
 #include <utility>
+#include <vector>
 
 #include "lockstep/format/dump_reader.h"
 
@@ -65,31 +66,68 @@ void ModuleTreeBuilder::AddRows(const ModuleParents* parents, size_t first,
 }
 
 int32_t ModuleTreeBuilder::PrefixParent(const std::string& path) const {
-  for (size_t dot = path.rfind('.'); dot != std::string::npos && dot > 0;
-       dot = path.rfind('.', dot - 1)) {
+  // The nearest prefixes only: a path of thousands of dots (a hostile
+  // construct.json) must not cost a lookup per dot for every module.
+  constexpr int kMaxTries = 64;
+  int tries = 0;
+  for (size_t dot = path.rfind('.');
+       dot != std::string::npos && dot > 0 && tries < kMaxTries;
+       dot = path.rfind('.', dot - 1), ++tries) {
     auto it = index_.find(path.substr(0, dot));
     if (it != index_.end()) return it->second;
   }
   return -1;
 }
 
-bool ModuleTreeBuilder::IsAncestor(int32_t a, int32_t n) const {
-  // Parents are set one node at a time without cycles, so a walk ends.
-  for (; n >= 0; n = result_->modules[n].parent) {
-    if (n == a) return true;
+namespace {
+
+// The root of each node's tree while parents are set one node at a time: a
+// union-find whose sets are the trees, each set knowing its tree's root.
+// Linking a root under another tree's node and asking for a node's root
+// cost near-constant time, so a parent chain 200,000 deep is read in
+// linear time (walking up from each node was quadratic).
+class TreeRoots {
+ public:
+  explicit TreeRoots(size_t n) : set_(n), size_(n, 1), root_(n) {
+    for (size_t i = 0; i < n; ++i) set_[i] = root_[i] = static_cast<int32_t>(i);
   }
-  return false;
-}
+  int32_t RootOf(int32_t n) { return root_[Find(n)]; }
+  // `child`, a tree's root, goes under `parent`, of another tree.
+  void Link(int32_t child, int32_t parent) {
+    int32_t a = Find(child), b = Find(parent);
+    int32_t top = root_[b];
+    if (size_[a] > size_[b]) std::swap(a, b);
+    set_[a] = b;
+    size_[b] += size_[a];
+    root_[b] = top;
+  }
+
+ private:
+  int32_t Find(int32_t n) {
+    while (set_[n] != n) {
+      set_[n] = set_[set_[n]];  // path halving
+      n = set_[n];
+    }
+    return n;
+  }
+  std::vector<int32_t> set_, size_, root_;
+};
+
+}  // namespace
 
 void ModuleTreeBuilder::Finish() {
   std::vector<ModuleNode>& nodes = result_->modules;
+  // Node n has no parent yet when its turn comes, so it is its tree's root,
+  // and it is above `up` exactly when `up`'s tree's root is n.
+  TreeRoots roots(nodes.size());
   for (int32_t n = 0; n < static_cast<int32_t>(nodes.size()); ++n) {
     auto it = link_.find(n);
     int32_t up = it != link_.end() ? it->second : PrefixParent(nodes[n].path);
     // A construct.json that loops (corrupt) must not make the tree a graph.
-    if (up >= 0 && IsAncestor(n, up)) up = PrefixParent(nodes[n].path);
-    if (up >= 0 && IsAncestor(n, up)) up = -1;
+    if (up >= 0 && roots.RootOf(up) == n) up = PrefixParent(nodes[n].path);
+    if (up >= 0 && roots.RootOf(up) == n) up = -1;
     nodes[n].parent = up;
+    if (up >= 0) roots.Link(n, up);
   }
 }
 

@@ -1,5 +1,6 @@
 #include "lockstep/compare/packed_cells.h"
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 
@@ -68,11 +69,54 @@ bool operator==(const PackedCells& a, const PackedCells& b) {
   return true;
 }
 
+namespace {
+
+// The length of the longest prefix of `text` of at most `max` bytes that
+// ends at a UTF-8 character boundary.
+size_t Utf8Prefix(std::string_view text, size_t max) {
+  if (text.size() <= max) return text.size();
+  size_t n = max;
+  while (n > 0 && (static_cast<unsigned char>(text[n]) & 0xC0) == 0x80) --n;
+  return n;
+}
+
+}  // namespace
+
+std::string CutCellMark(uint64_t bytes) {
+  return "...(cut from " + std::to_string(bytes) + " bytes)";
+}
+
+std::string CutCellText(std::string_view text, size_t max_bytes) {
+  if (text.size() <= max_bytes) return std::string(text);
+  std::string mark = CutCellMark(text.size());
+  std::string out(text.substr(0, Utf8Prefix(text, max_bytes - mark.size())));
+  return out + mark;
+}
+
+PackedCellsBuilder& PackedCellsBuilder::AppendPastCap(std::string_view part) {
+  size_t have = chars_.size() - OpenBegin();
+  size_t room = have < kMaxCellBytes ? kMaxCellBytes - have : 0;
+  // Keep one byte past the cap, so that Close sees the cell must be cut.
+  size_t keep = std::min(part.size(), room + 1);
+  chars_.append(part.substr(0, keep));
+  dropped_ += part.size() - keep;
+  return *this;
+}
+
+void PackedCellsBuilder::CutOpenCell(size_t begin) {
+  std::string_view text(chars_.data() + begin, chars_.size() - begin);
+  std::string mark = CutCellMark(text.size() + dropped_);
+  chars_.resize(begin + Utf8Prefix(text, kMaxCellBytes - mark.size()));
+  chars_ += mark;
+  dropped_ = 0;
+}
+
 PackedCellsBuilder& PackedCellsBuilder::Close() {
-  // A row's text of 2 GiB or more cannot be offset in 31 bits: a bug
-  // upstream (cells are names and numbers; a stack cell is some KB at most).
+  size_t begin = OpenBegin();
+  if (chars_.size() - begin > kMaxCellBytes || dropped_ > 0) CutOpenCell(begin);
+  // Cells are capped, and rows have a few dozen: 2 GiB of text, which 31-bit
+  // offsets cannot address, would be a bug upstream.
   LOCKSTEP_CHECK(chars_.size() < PackedCells::kRepeatWide);
-  size_t begin = ends_.empty() ? 0 : ends_.back() & ~PackedCells::kRepeatWide;
   size_t n = chars_.size() - begin;
   if (n > 0 && !ends_.empty() && n == last_end_ - last_begin_ &&
       std::memcmp(chars_.data() + begin, chars_.data() + last_begin_, n) == 0) {

@@ -6,6 +6,7 @@
 
 #include "lockstep/core/file.h"
 #include "lockstep/core/parallel.h"
+#include "lockstep/core/status.h"
 #include "lockstep/format/rank_tensors.h"
 
 namespace lockstep {
@@ -19,6 +20,33 @@ constexpr size_t kBigTensorBytes = 16u << 20;
 struct PairTensors {
   RankTensors target, baseline;
 };
+
+// Whether a tensor file holds the shape its dump.json entry gives (a
+// "shape" that is not a list of ints is not checked).
+bool ShapeAgrees(const Tensor& t, const OpRow& r) {
+  if (r.shape.empty() || r.shape[0] != '[') return true;
+  return ShapeToString(t.shape()) == r.shape;
+}
+
+// Fills the row and `problem` for a tensor whose file's shape differs from
+// its dump.json entry's; false when both agree.
+bool FileShapeDiffers(const Tensor& a, const Tensor& b, const std::string& wa,
+                      const std::string& wb, MsprobeRow* row,
+                      std::string* problem) {
+  for (bool npu : {true, false}) {
+    const Tensor& t = npu ? a : b;
+    const OpRow& r = npu ? *row->npu : *row->bench;
+    if (ShapeAgrees(t, r)) continue;
+    std::string what = "shape " + Abbreviate(ShapeToString(t.shape())) +
+                       ", but dump.json says " + Abbreviate(r.shape);
+    SetAllMetrics(row, kUnsupported,
+                  std::string(npu ? "NPU" : "Bench") +
+                      " data file does not match dump.json: " + what + ".");
+    *problem = row->npu->name + ": " + (npu ? wa : wb) + ": " + what;
+    return true;
+  }
+  return false;
+}
 
 // Loads and compares one row; a file problem goes to `problem`.
 TensorPairFacts CompareOne(const PairTensors& tensors,
@@ -70,6 +98,10 @@ TensorPairFacts CompareOne(const PairTensors& tensors,
     if (side.pack_status().ok()) *problem = row->npu->name + ": " + s.message();
     row->metric_message += " " + s.message();
     facts.unreadable = true;
+    return facts;
+  }
+  if (FileShapeDiffers(*a, *b, wa, wb, row, problem)) {
+    facts.file_mismatch = true;
     return facts;
   }
   facts = CompareTensorPair(*a, *b, threads, row);

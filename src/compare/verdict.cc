@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <utility>
 
+#include "lockstep/core/status.h"
 #include "lockstep/numerics/pyfloat.h"
 
 namespace lockstep {
@@ -91,6 +92,11 @@ void JudgeTensor(const MsprobeRow& row, const TensorPairFacts& f,
                        : "tensor file on one side only");
     return;
   }
+  if (f.file_mismatch) {
+    Raise(v, Verdict::kError, DivergenceReason::kShape,
+          "a tensor file's shape differs from its dump.json entry's");
+    return;
+  }
   if (f.shape_mismatch) {
     Raise(v, Verdict::kError, DivergenceReason::kShape, "shape differs");
     return;
@@ -138,19 +144,20 @@ RowVerdict JudgeRow(CompareMode mode, const MsprobeRow& row,
   const OpRow& b = *row.bench;
   if (a.shape != b.shape)
     Raise(&v, Verdict::kError, DivergenceReason::kShape,
-          "shape " + a.shape + " vs " + b.shape);
+          "shape " + Abbreviate(a.shape) + " vs " + Abbreviate(b.shape));
   if (a.dtype != b.dtype)
     Raise(&v, Verdict::kWarning, DivergenceReason::kDtype,
-          "dtype " + a.dtype + " vs " + b.dtype);
+          "dtype " + Abbreviate(a.dtype) + " vs " + Abbreviate(b.dtype));
   if (!a.is_tensor && !a.is_null && !PyEquals(a.stats[0], b.stats[0])) {
     if (a.is_device && b.is_device) {
       // GPU vs NPU, CPU vs GPU: the runs are on different devices.
-      v.messages.push_back("device " + a.stats[0].PyStr() + " vs " +
-                           b.stats[0].PyStr() +
+      v.messages.push_back("device " + Abbreviate(a.stats[0].PyStr()) + " vs " +
+                           Abbreviate(b.stats[0].PyStr()) +
                            " (runs on different devices: not a divergence)");
     } else {
       Raise(&v, Verdict::kError, DivergenceReason::kPrecision,
-            "value " + a.stats[0].PyStr() + " vs " + b.stats[0].PyStr());
+            "value " + Abbreviate(a.stats[0].PyStr()) + " vs " +
+                Abbreviate(b.stats[0].PyStr()));
     }
   }
   if (mode == CompareMode::kMd5) {
@@ -210,7 +217,8 @@ double StatsError(const OpRow& a, const OpRow& b, int first) {
 }
 
 double TensorError(const TensorPairFacts& f) {
-  if (f.shape_mismatch || f.nonfinite_mismatch) return INFINITY;
+  if (f.shape_mismatch || f.nonfinite_mismatch || f.file_mismatch)
+    return INFINITY;
   if (!f.compared) return std::numeric_limits<double>::quiet_NaN();
   return f.rel_l2_err;
 }

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -385,10 +386,50 @@ StatusOr<std::unique_ptr<DirLock>> DirLock::Acquire(const std::string& dir) {
     errno = err;
     return ErrnoStatus(dir, "cannot lock");
   }
-  return std::unique_ptr<DirLock>(new DirLock(fd));
+  return std::unique_ptr<DirLock>(new DirLock(fd, dir));
 }
 
 DirLock::~DirLock() { ::close(fd_); }
+
+namespace {
+
+// Whether `name` ends as TempName's names do: ".tmp.<pid>.<n>.<16 hex>".
+bool IsTempName(std::string_view name) {
+  size_t at = name.rfind(".tmp.");
+  if (at == std::string_view::npos || at == 0) return false;
+  std::string_view tail = name.substr(at + 5);
+  auto digits = [&](bool hex, size_t exact) {
+    size_t n = 0;
+    while (n < tail.size() &&
+           (std::isdigit(static_cast<unsigned char>(tail[n])) ||
+            (hex && tail[n] >= 'a' && tail[n] <= 'f')))
+      ++n;
+    bool ok = n > 0 && (exact == 0 || n == exact);
+    tail.remove_prefix(n);
+    return ok;
+  };
+  auto dot = [&] {
+    if (tail.empty() || tail[0] != '.') return false;
+    tail.remove_prefix(1);
+    return true;
+  };
+  return digits(false, 0) && dot() && digits(false, 0) && dot() &&
+         digits(true, 16) && tail.empty();
+}
+
+}  // namespace
+
+std::vector<std::string> DirLock::RemoveStaleTempFiles() const {
+  std::vector<std::string> removed;
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(dir_, ec), end; !ec && it != end;
+       it.increment(ec)) {
+    std::string name = it->path().filename().string();
+    if (!IsTempName(name) || !it->is_regular_file(ec)) continue;
+    if (::unlink(it->path().c_str()) == 0) removed.push_back(name);
+  }
+  return removed;
+}
 
 StatusOr<std::string> MakePrivateTempDir(const std::string& beside) {
   std::string tmpl = beside + ".tmpdir.XXXXXX";

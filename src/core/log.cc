@@ -23,13 +23,39 @@ void Emit(LogLevel level, FILE* out, const char* prefix, std::string_view msg) {
 
 }  // namespace
 
-std::string EscapeControl(std::string_view text) {
+size_t IsDisplayControl(std::string_view s, unsigned* code_point) {
+  if (s.size() < 3 || static_cast<unsigned char>(s[0]) != 0xe2) return 0;
+  unsigned b1 = static_cast<unsigned char>(s[1]);
+  unsigned b2 = static_cast<unsigned char>(s[2]);
+  if ((b1 & 0xc0) != 0x80 || (b2 & 0xc0) != 0x80) return 0;
+  unsigned cp = 0x2000 | ((b1 & 0x3f) << 6) | (b2 & 0x3f);
+  bool control = cp == 0x200e || cp == 0x200f ||
+                 (cp >= 0x2028 && cp <= 0x202e) ||
+                 (cp >= 0x2066 && cp <= 0x2069);
+  if (!control) return 0;
+  *code_point = cp;
+  return 3;
+}
+
+bool NeedsControlEscape(std::string_view text) {
+  bool any = false;
+  for (char ch : text) {
+    unsigned char c = static_cast<unsigned char>(ch);
+    any |= (c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f ||
+           c == 0xc2 || c == 0xe2;
+  }
+  return any;
+}
+
+std::string EscapeControl(std::string_view text, bool keep_line_breaks) {
   static const char kHex[] = "0123456789abcdef";
   std::string out;
   out.reserve(text.size());
   for (size_t i = 0; i < text.size(); ++i) {
     unsigned char c = static_cast<unsigned char>(text[i]);
-    if (c < 0x20 || c == 0x7f) {
+    unsigned cp = 0;
+    bool line_break = c == '\t' || c == '\n' || c == '\r';
+    if ((c < 0x20 && !(keep_line_breaks && line_break)) || c == 0x7f) {
       out += "\\x";
       out += kHex[c >> 4];
       out += kHex[c & 15];
@@ -39,6 +65,11 @@ std::string EscapeControl(std::string_view text) {
       out += "\\u00";
       out += kHex[d >> 4];
       out += kHex[d & 15];
+    } else if (size_t n = IsDisplayControl(text.substr(i), &cp)) {
+      out += "\\u";
+      for (int shift = 12; shift >= 0; shift -= 4)
+        out += kHex[(cp >> shift) & 15];
+      i += n - 1;
     } else {
       out += static_cast<char>(c);
     }

@@ -1,11 +1,21 @@
 #include "lockstep/core/markup.h"
 
+#include "lockstep/core/log.h"
+
 namespace lockstep {
 
 std::string EscapeMarkup(std::string_view s) {
   std::string out;
   out.reserve(s.size());
-  for (char c : s) {
+  for (size_t i = 0; i < s.size(); ++i) {
+    char c = s[i];
+    unsigned cp = 0;
+    if (size_t n = IsDisplayControl(s.substr(i), &cp)) {
+      // Shown, not obeyed: "\u202e" as text.
+      out += EscapeControl(s.substr(i, n));
+      i += n - 1;
+      continue;
+    }
     switch (c) {
       case '&':
         out += "&amp;";

@@ -22,12 +22,30 @@ std::string_view StatusCodeName(StatusCode code) {
   return "Unknown";
 }
 
+std::string Abbreviate(std::string_view text, size_t max_bytes) {
+  if (text.size() <= max_bytes) return std::string(text);
+  size_t n = max_bytes;
+  // Back up over UTF-8 continuation bytes (10xxxxxx) to a character start.
+  while (n > 0 && (static_cast<unsigned char>(text[n]) & 0xC0) == 0x80) --n;
+  std::string out(text.substr(0, n));
+  out += "...(" + std::to_string(text.size()) + " bytes)";
+  return out;
+}
+
 Status::Status(StatusCode code, std::string_view subject,
                std::string_view problem)
     : code_(code) {
-  message_.append(subject);
+  if (subject.size() > kMaxStatusSubject) {
+    message_ = Abbreviate(subject, kMaxStatusSubject);
+  } else {
+    message_.append(subject);
+  }
   if (!subject.empty() && !problem.empty()) message_.append(": ");
-  message_.append(problem);
+  if (problem.size() > kMaxStatusProblem) {
+    message_ += Abbreviate(problem, kMaxStatusProblem);
+  } else {
+    message_.append(problem);
+  }
 }
 
 std::string Status::ToString() const {
@@ -41,7 +59,7 @@ std::string Status::ToString() const {
 Status Status::WithContext(std::string_view context) const {
   if (ok()) return *this;
   Status s = *this;
-  s.message_ = std::string(context) + ": " + message_;
+  s.message_ = Abbreviate(context, kMaxStatusSubject) + ": " + message_;
   return s;
 }
 

@@ -125,9 +125,14 @@ bool AddEvent(std::string_view bytes, CurveLog* log) {
   return true;
 }
 
-// Reports damage in `log->warnings`; true when reading must stop.
+// Damaged records said one by one; more are summed up in one line (a file
+// of 4,000,000 bad records once printed 4,000,000 warnings).
+constexpr int64_t kDamageSaid = 5;
+
+// Reports damage in `log->warnings` (a bad data CRC only while `bad_data`,
+// the count so far, is below kDamageSaid); true when reading must stop.
 bool NoteDamage(TfRecordResult res, size_t offset, int64_t record,
-                CurveLog* log) {
+                int64_t bad_data, CurveLog* log) {
   std::string at = std::to_string(offset);
   std::string k = std::to_string(record);
   switch (res) {
@@ -140,8 +145,10 @@ bool NoteDamage(TfRecordResult res, size_t offset, int64_t record,
                                      at, "); the rest is unreadable"));
       return true;
     case TfRecordResult::kBadDataCrc:
-      log->warnings.push_back(
-          StrCat("bad CRC at record ", k, " (data, byte ", at, "); skipped"));
+      if (bad_data < kDamageSaid) {
+        log->warnings.push_back(
+            StrCat("bad CRC at record ", k, " (data, byte ", at, "); skipped"));
+      }
       return false;
     default:
       return true;
@@ -155,26 +162,44 @@ StatusOr<CurveLog> ParseTfEvents(std::string_view data,
   CurveLog log;
   log.format = CurveFormat::kTensorBoard;
   size_t offset = 0;
+  int64_t bad_data = 0, bad_events = 0;
   for (int64_t record = 0;; ++record) {
     std::string_view payload;
     size_t next = offset;
     TfRecordResult res = ReadTfRecord(data, offset, &payload, &next);
     if (res == TfRecordResult::kEnd) break;
     if (res != TfRecordResult::kOk) {
-      if (res == TfRecordResult::kBadDataCrc) {
+      bool bad = res == TfRecordResult::kBadDataCrc;
+      if (bad) {
         ++log.lines;  // a record, though not a readable one
         ++log.malformed;
       }
-      if (NoteDamage(res, offset, record, &log)) break;
+      if (NoteDamage(res, offset, record, bad_data, &log)) break;
+      bad_data += bad;
       offset = next;
       continue;
     }
     ++log.lines;
-    if (!AddEvent(payload, &log) && log.malformed++ < 5) {
-      log.warnings.push_back(StrCat("record ", std::to_string(record),
-                                    ": not a valid Event message"));
+    if (!AddEvent(payload, &log)) {
+      ++log.malformed;
+      if (bad_events++ < kDamageSaid) {
+        log.warnings.push_back(StrCat("record ", std::to_string(record),
+                                      ": not a valid Event message"));
+      }
     }
     offset = next;
+  }
+  if (bad_data > kDamageSaid) {
+    log.warnings.push_back(StrCat("bad CRC in ",
+                                  std::to_string(bad_data - kDamageSaid),
+                                  " more records (data); skipped (",
+                                  std::to_string(bad_data), " in all)"));
+  }
+  if (bad_events > kDamageSaid) {
+    log.warnings.push_back(
+        StrCat(std::to_string(bad_events - kDamageSaid),
+               " more records are not valid Event messages (",
+               std::to_string(bad_events), " in all)"));
   }
   LOCKSTEP_RETURN_IF_ERROR(CheckNotEmpty(log, subject));
   return log;

@@ -2,6 +2,7 @@
 // checkpoint of nested dicts) flattened into named tensors and values.
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "lockstep/format/checkpoint.h"
 #include "lockstep/format/pt_reader.h"
@@ -16,6 +17,8 @@ constexpr int kMaxDepth = 100;
 // Objects visited in all: memo references can make a small pickle a DAG
 // of exponential size.
 constexpr size_t kMaxVisits = size_t{1} << 20;
+// Longest entry name ("model.layers.0.attn.weight" is 26 bytes).
+constexpr size_t kMaxNameBytes = 4096;
 
 // A call that rebuilds a tensor (torch._utils._rebuild_*, torch._tensor.*).
 bool IsTensorCall(const PickleObject& o) {
@@ -49,48 +52,65 @@ bool IsContainer(const PickleObject& o) {
          o.kind == Kind::kTuple || IsTensorCall(o);
 }
 
-// A leaf as a value, and its Python type name.
-PyValue ToValue(const PickleObject& o, std::string* type, int depth) {
+// A leaf as a value, and its Python type name. Strings are charged to
+// `budget` as they are copied: memo references let a small pickle name one
+// string any number of times.
+Status ToValue(const PickleObject& o, int depth, ReadBudget* budget,
+               std::string* type, PyValue* out) {
   switch (o.kind) {
     case Kind::kNone:
       *type = "NoneType";
-      return PyValue();
+      *out = PyValue();
+      return Status::Ok();
     case Kind::kBool:
       *type = "bool";
-      return PyValue::Bool(o.int_value != 0);
+      *out = PyValue::Bool(o.int_value != 0);
+      return Status::Ok();
     case Kind::kInt:
       *type = "int";
-      return PyValue::Int(o.int_value);
+      *out = PyValue::Int(o.int_value);
+      return Status::Ok();
     case Kind::kFloat:
       *type = "float";
-      return PyValue::Float(o.float_value);
+      *out = PyValue::Float(o.float_value);
+      return Status::Ok();
     case Kind::kStr:
       *type = "str";
-      return PyValue::Str(o.str);
+      LOCKSTEP_RETURN_IF_ERROR(
+          budget->ChargeBytes(o.str.size(), "a copy of a str value"));
+      *out = PyValue::Str(o.str);
+      return Status::Ok();
     case Kind::kTuple:
     case Kind::kList: {
       *type = o.kind == Kind::kTuple ? "tuple" : "list";
-      std::vector<PyValue> items;
+      if (depth >= 4) break;
+      std::vector<PyValue> items(o.items.size());
+      LOCKSTEP_RETURN_IF_ERROR(budget->ChargeBytes(
+          items.size() * sizeof(PyValue), "a copy of a list value"));
       std::string ignored;
-      if (depth < 4) {
-        for (const PickleObject* i : o.items)
-          items.push_back(ToValue(*i, &ignored, depth + 1));
-        return PyValue::List(std::move(items));
+      for (size_t i = 0; i < items.size(); ++i) {
+        LOCKSTEP_RETURN_IF_ERROR(
+            ToValue(*o.items[i], depth + 1, budget, &ignored, &items[i]));
       }
-      return PyValue::Str(o.Repr(2, 200));
+      *out = PyValue::List(std::move(items));
+      return Status::Ok();
     }
     case Kind::kCall:
       *type = o.items[0]->kind == Kind::kGlobal
                   ? o.items[0]->module + "." + o.items[0]->name
                   : "object";
-      return PyValue::Str(o.Repr(3, 200));
+      *out = PyValue::Str(o.Repr(3, 200));
+      return Status::Ok();
     case Kind::kBytes:
       *type = "bytes";
-      return PyValue::Str(o.Repr(1, 200));
+      *out = PyValue::Str(o.Repr(1, 200));
+      return Status::Ok();
     default:
       *type = std::string(PickleKindName(o.kind));
-      return PyValue::Str(o.Repr(2, 200));
+      break;
   }
+  *out = PyValue::Str(o.Repr(2, 200));
+  return Status::Ok();
 }
 
 class Flattener {
@@ -102,39 +122,75 @@ class Flattener {
   Status Visit(const PickleObject& o, const std::string& name, int depth) {
     if (depth > kMaxDepth || ++visits_ > kMaxVisits) {
       return Status::NotSupported(
-          archive_.subject(), "'" + name + "' is nested too deeply (over " +
+          archive_.subject(), "'" + Abbreviate(name) +
+                                  "' is nested too deeply (over " +
                                   std::to_string(kMaxDepth) + " levels or " +
                                   std::to_string(kMaxVisits) + " objects)");
     }
     if (IsTensorCall(o)) return AddTensor(o, name);
-    if (o.kind == Kind::kDict) {
-      for (size_t i = 0; i + 1 < o.items.size(); i += 2) {
-        std::string key = KeyString(*o.items[i]);
-        LOCKSTEP_RETURN_IF_ERROR(Visit(
-            *o.items[i + 1], name.empty() ? key : name + "." + key, depth + 1));
-      }
-      return Status::Ok();
-    }
-    if (o.kind == Kind::kList || o.kind == Kind::kTuple) {
-      bool nested = false;
-      for (const PickleObject* i : o.items) nested = nested || IsContainer(*i);
-      if (nested) {
-        for (size_t i = 0; i < o.items.size(); ++i) {
-          std::string key = std::to_string(i);
-          LOCKSTEP_RETURN_IF_ERROR(Visit(
-              *o.items[i], name.empty() ? key : name + "." + key, depth + 1));
+    bool container = o.kind == Kind::kDict || o.kind == Kind::kList ||
+                     o.kind == Kind::kTuple;
+    if (container) {
+      for (const PickleObject* up : path_) {
+        if (up == &o) {
+          return Status::NotSupported(
+              archive_.subject(),
+              "'" + Abbreviate(name) + "' holds itself (a cycle)");
         }
-        return Status::Ok();
       }
+      path_.push_back(&o);
+      StatusOr<bool> visited = VisitItems(o, name, depth);
+      path_.pop_back();
+      if (!visited.ok()) return visited.status();
+      if (*visited) return Status::Ok();
     }
     CheckpointEntry e;
     e.name = name.empty() ? "value" : name;
-    e.value = ToValue(o, &e.type_name, 0);
+    LOCKSTEP_RETURN_IF_ERROR(
+        ToValue(o, 0, &archive_.budget(), &e.type_name, &e.value));
     out_->entries.push_back(std::move(e));
     return Status::Ok();
   }
 
  private:
+  // The members of a dict, or the items of a list or tuple that holds a
+  // container; false for other lists and tuples (they are one value).
+  StatusOr<bool> VisitItems(const PickleObject& o, const std::string& name,
+                            int depth) {
+    if (o.kind == Kind::kDict) {
+      for (size_t i = 0; i + 1 < o.items.size(); i += 2) {
+        LOCKSTEP_ASSIGN_OR_RETURN(std::string child,
+                                  ChildName(name, KeyString(*o.items[i])));
+        LOCKSTEP_RETURN_IF_ERROR(Visit(*o.items[i + 1], child, depth + 1));
+      }
+      return true;
+    }
+    bool nested = false;
+    for (const PickleObject* i : o.items) nested = nested || IsContainer(*i);
+    if (!nested) return false;
+    for (size_t i = 0; i < o.items.size(); ++i) {
+      LOCKSTEP_ASSIGN_OR_RETURN(std::string child,
+                                ChildName(name, std::to_string(i)));
+      LOCKSTEP_RETURN_IF_ERROR(Visit(*o.items[i], child, depth + 1));
+    }
+    return true;
+  }
+
+  // "name.key", charged to the budget; a name beyond kMaxNameBytes is
+  // refused (names are torch's parameter paths, not data).
+  StatusOr<std::string> ChildName(const std::string& name,
+                                  const std::string& key) {
+    size_t n = name.size() + 1 + key.size();
+    if (n > kMaxNameBytes) {
+      return Status::NotSupported(
+          archive_.subject(),
+          "the name '" + Abbreviate(name.empty() ? key : name + "." + key) +
+              "' is longer than " + std::to_string(kMaxNameBytes) + " bytes");
+    }
+    LOCKSTEP_RETURN_IF_ERROR(archive_.budget().ChargeBytes(n, "names"));
+    return name.empty() ? key : name + "." + key;
+  }
+
   Status AddTensor(const PickleObject& o, const std::string& name) {
     std::string subject = archive_.subject() + ": '" + name + "'";
     LOCKSTEP_ASSIGN_OR_RETURN(PtTensorSpec spec, ParsePtTensorSpec(o, subject));
@@ -151,6 +207,7 @@ class Flattener {
   const PtReadOptions& options_;
   Checkpoint* out_;
   size_t visits_ = 0;
+  std::vector<const PickleObject*> path_;  // the containers being visited
 };
 
 }  // namespace checkpoint_pt_internal
@@ -159,8 +216,9 @@ StatusOr<Checkpoint> ReadTorchCheckpoint(std::string_view bytes,
                                          std::shared_ptr<const void> owner,
                                          const std::string& name,
                                          const PtReadOptions& options) {
-  LOCKSTEP_ASSIGN_OR_RETURN(PtArchive archive,
-                            PtArchive::Open(bytes, std::move(owner), name));
+  LOCKSTEP_ASSIGN_OR_RETURN(
+      PtArchive archive,
+      PtArchive::Open(bytes, std::move(owner), name, options.limits));
   Checkpoint c;
   c.path = name;
   c.format = "torch.save";

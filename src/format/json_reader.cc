@@ -22,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "format/json_bounded.h"
 #include "format/str_cat.h"
 
 namespace lockstep {
@@ -132,13 +133,16 @@ PyValue NumberFromText(std::string_view t) {
 // allocation however it grows.
 class TreeBuilder : public rj::BaseReaderHandler<rj::UTF8<>, TreeBuilder> {
  public:
+  explicit TreeBuilder(const ReadLimits& limits) : limits_(limits) {}
+
   bool Null() { return Put(PyValue()); }
   bool Bool(bool b) { return Put(PyValue::Bool(b)); }
   bool RawNumber(const char* s, rj::SizeType n, bool /*copy*/);
   bool String(const char* s, rj::SizeType n, bool /*copy*/) {
-    return Put(PyValue::Str(std::string(s, n)));
+    return Fits(n) && Put(PyValue::Str(std::string(s, n)));
   }
   bool Key(const char* s, rj::SizeType n, bool /*copy*/) {
+    if (!Fits(n)) return false;
     members_.emplace_back(std::string(s, n), PyValue());
     stack_.back().has_key = true;
     return true;
@@ -165,6 +169,8 @@ class TreeBuilder : public rj::BaseReaderHandler<rj::UTF8<>, TreeBuilder> {
   bool needs_tree() const { return needs_tree_; }
   // Why the handler stopped the parse (kParseErrorTermination).
   const std::string& problem() const { return problem_; }
+  // True when it stopped at a limit of ReadLimits (problem() says which).
+  bool over_limit() const { return over_limit_; }
   // ", inside ['data']['x'], after the element [2]" for the containers open
   // now; "" at top level.
   std::string Where() const;
@@ -181,6 +187,17 @@ class TreeBuilder : public rj::BaseReaderHandler<rj::UTF8<>, TreeBuilder> {
   bool Open(bool is_dict);
   bool Close();
   bool Put(PyValue v);
+  // False (and the problem said) for a string beyond the limit.
+  bool Fits(size_t n) {
+    if (n <= limits_.string_bytes) return true;
+    return OverLimit(StrCat("a string of ", ByteSize(n), ", longer than ",
+                            ByteSize(limits_.string_bytes)));
+  }
+  bool OverLimit(std::string problem) {
+    problem_ = std::move(problem);
+    over_limit_ = true;
+    return false;
+  }
   // Complete elements of open container `i`.
   size_t Complete(size_t i) const;
   // The subscript of the element being parsed in container `i`: "[3]",
@@ -192,6 +209,9 @@ class TreeBuilder : public rj::BaseReaderHandler<rj::UTF8<>, TreeBuilder> {
   bool Streaming(size_t i) const { return i == 1 && streaming_; }
   bool PutStreamed(PyValue v);
 
+  ReadLimits limits_;
+  uint64_t values_ = 0;  // made so far, against limits_.objects
+  bool over_limit_ = false;
   std::vector<Frame> stack_;
   std::vector<PyValue> items_;
   Fields members_;
@@ -213,6 +233,7 @@ class TreeBuilder : public rj::BaseReaderHandler<rj::UTF8<>, TreeBuilder> {
 };
 
 bool TreeBuilder::RawNumber(const char* s, rj::SizeType n, bool) {
+  if (!Fits(n)) return false;
   std::string_view t(s, n);
   char c = t.empty() ? 0 : t[t[0] == '-' && n > 1 ? 1 : 0];
   if (c == 'N' || c == 'I') {  // rapidjson also takes "Inf", "-NaN", "NaN.5"
@@ -270,6 +291,10 @@ bool TreeBuilder::Close() {
 }
 
 bool TreeBuilder::Put(PyValue v) {
+  if (++values_ > limits_.objects) {
+    return OverLimit(StrCat("more than ", std::to_string(limits_.objects),
+                            " values in one file"));
+  }
   if (stack_.empty()) {
     root_ = std::move(v);
     return true;
@@ -375,10 +400,29 @@ std::string ProblemText(std::string_view text, size_t offset,
   return msg;
 }
 
+constexpr std::string_view kLimitNote =
+    ". Note: files this large are refused as untrusted input (ReadLimits, "
+    "format/read_budget.h)";
+
+// A string or number that outgrew rapidjson's bounded stack.
+Status TooLong(std::string_view text, std::string_view subject, size_t offset,
+               const ReadLimits& limits) {
+  return Status::NotSupported(
+      subject,
+      StrCat(JsonTextPosition(text, offset),
+             ": a string or number of more than ",
+             ByteSize(json_internal::StackLimit(limits)), ", longer than ",
+             ByteSize(limits.string_bytes), kLimitNote));
+}
+
 Status ParseError(std::string_view text, std::string_view subject,
                   const rj::ParseResult& r, const TreeBuilder& b) {
   size_t offset = std::min(r.Offset(), text.size());
   std::string pos = JsonTextPosition(text, offset);
+  if (b.over_limit()) {
+    return Status::NotSupported(
+        subject, StrCat(pos, ": ", b.problem(), b.Where(), kLimitNote));
+  }
   if (r.Code() == rj::kParseErrorTermination) {
     return Status::Corruption(subject,
                               StrCat(pos, ": ", b.problem(), b.Where()));
@@ -408,8 +452,8 @@ class FastBuilder : public rj::BaseReaderHandler<rj::UTF8<>, FastBuilder> {
   using Node = JsonTree::Node;
 
   FastBuilder(std::string_view key, const JsonNodeSink& sink,
-              const rj::MemoryStream& stream)
-      : key_(key), sink_(sink), stream_(stream) {}
+              const rj::MemoryStream& stream, const ReadLimits& limits)
+      : key_(key), sink_(sink), stream_(stream), limits_(limits) {}
 
   bool Null() { return PutScalar(Node()); }
   bool Bool(bool b) {
@@ -422,7 +466,8 @@ class FastBuilder : public rj::BaseReaderHandler<rj::UTF8<>, FastBuilder> {
   bool String(const char* s, rj::SizeType len, bool /*copy*/) {
     Node n;
     n.kind = PyValue::Kind::kStr;
-    if (!Text(s, len, &n.str_off, &n.str_len)) return Bail();
+    if (len > limits_.string_bytes || !Text(s, len, &n.str_off, &n.str_len))
+      return Bail();  // the general reader says why
     return PutScalar(n);
   }
   bool Key(const char* s, rj::SizeType len, bool /*copy*/);
@@ -485,6 +530,8 @@ class FastBuilder : public rj::BaseReaderHandler<rj::UTF8<>, FastBuilder> {
   std::string_view key_;
   const JsonNodeSink& sink_;
   const rj::MemoryStream& stream_;
+  const ReadLimits& limits_;
+  uint64_t values_ = 0;  // made so far, against limits_.objects
   JsonTree tree_;
   std::vector<Frame> stack_;
   std::vector<Node> pending_;
@@ -499,6 +546,7 @@ class FastBuilder : public rj::BaseReaderHandler<rj::UTF8<>, FastBuilder> {
 };
 
 bool FastBuilder::RawNumber(const char* s, rj::SizeType len, bool) {
+  if (len > limits_.string_bytes) return Bail();
   std::string_view t(s, len);
   char c = t.empty() ? 0 : t[t[0] == '-' && len > 1 ? 1 : 0];
   PyValue v;
@@ -529,6 +577,7 @@ bool FastBuilder::RawNumber(const char* s, rj::SizeType len, bool) {
 }
 
 bool FastBuilder::Key(const char* s, rj::SizeType len, bool) {
+  if (len > limits_.string_bytes) return Bail();
   if (stack_.size() == 1) {
     top_key_.assign(s, len);
     for (const auto& f : top_) {
@@ -603,6 +652,7 @@ bool FastBuilder::Close() {
 }
 
 bool FastBuilder::Put(const Node& n) {
+  if (++values_ > limits_.objects) return Bail();
   if (stack_.empty()) return Bail();  // a scalar document
   if (stack_.size() == 1) {           // a top-level member's value
     top_.emplace_back(top_key_, JsonNode(&tree_, Root(n)).ToPyValue());
@@ -633,22 +683,24 @@ std::string JsonTextPosition(std::string_view text, size_t offset) {
                 " (char ", std::to_string(offset), ")");
 }
 
-StatusOr<PyValue> ParsePyJson(std::string_view text, std::string_view subject) {
-  return ParsePyJsonStreaming(text, subject, "", nullptr, nullptr);
+StatusOr<PyValue> ParsePyJson(std::string_view text, std::string_view subject,
+                              const ReadLimits& limits) {
+  return ParsePyJsonStreaming(text, subject, "", nullptr, nullptr, limits);
 }
 
-StatusOr<PyValue> ParsePyJsonStreaming(std::string_view text,
-                                       std::string_view subject,
-                                       std::string_view key,
-                                       const JsonMemberSink* sink,
-                                       bool* needs_tree) {
+StatusOr<PyValue> ParsePyJsonStreaming(
+    std::string_view text, std::string_view subject, std::string_view key,
+    const JsonMemberSink* sink, bool* needs_tree, const ReadLimits& limits) {
   rj::MemoryStream stream(text.data(), text.size());
-  rj::Reader reader;
-  TreeBuilder builder;
+  TreeBuilder builder(limits);
   if (sink != nullptr) builder.StreamMembersOf(key, sink, &stream);
+  bool too_long = false;
   rj::ParseResult r = IsAscii(text)
-                          ? reader.Parse<kParseAsciiFlags>(stream, builder)
-                          : reader.Parse<kParseFlags>(stream, builder);
+                          ? json_internal::ParseBounded<kParseAsciiFlags>(
+                                stream, builder, limits, &too_long)
+                          : json_internal::ParseBounded<kParseFlags>(
+                                stream, builder, limits, &too_long);
+  if (too_long) return TooLong(text, subject, stream.Tell(), limits);
   if (needs_tree != nullptr) *needs_tree = builder.needs_tree();
   if (builder.needs_tree()) {
     return Status::InvalidArgument(subject, "repeated keys: parse as a tree");
@@ -724,16 +776,19 @@ PyValue JsonNode::ToPyValue() const {
 
 StatusOr<FastMembers> ParseJsonMembersFast(std::string_view text,
                                            std::string_view key,
-                                           const JsonNodeSink& sink) {
+                                           const JsonNodeSink& sink,
+                                           const ReadLimits& limits) {
   rj::MemoryStream stream(text.data(), text.size());
-  rj::Reader reader;
-  FastBuilder builder(key, sink, stream);
+  FastBuilder builder(key, sink, stream, limits);
+  bool too_long = false;
   rj::ParseResult r = IsAscii(text)
-                          ? reader.Parse<kParseAsciiFlags>(stream, builder)
-                          : reader.Parse<kParseFlags>(stream, builder);
+                          ? json_internal::ParseBounded<kParseAsciiFlags>(
+                                stream, builder, limits, &too_long)
+                          : json_internal::ParseBounded<kParseFlags>(
+                                stream, builder, limits, &too_long);
   if (!builder.sink_status().ok()) return builder.sink_status();
   FastMembers out;
-  if (builder.bailed() || r.IsError() || !builder.done() ||
+  if (too_long || builder.bailed() || r.IsError() || !builder.done() ||
       stream.Tell() != text.size() || builder.Repeats()) {
     return out;  // undecided
   }

@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cstdio>
 #include <cstring>
+#include <vector>
 
 #include "format/str_cat.h"
 #include "lockstep/format/npy.h"
@@ -266,6 +267,22 @@ Status CheckDataSize(std::string_view bytes, std::string_view subject,
   int64_t numel = NumElements(h->shape);
   size_t es = DTypeSize(h->dtype);
   size_t have = bytes.size() - h->data_offset;
+  // numpy refuses a shape whose dims other than 0 overflow with the item
+  // size, even when a dim of 0 leaves it empty: (0, 2^63-1, 2^63-1).
+  std::vector<int64_t> nonzero;
+  bool empty = false;
+  for (int64_t d : h->shape) {
+    nonzero.push_back(d == 0 ? 1 : d);
+    empty = empty || d == 0;
+  }
+  int64_t span = NumElements(nonzero);
+  if (empty && (span < 0 || static_cast<uint64_t>(span) > INT64_MAX / es)) {
+    return Status::Corruption(
+        subject,
+        StrCat("npy shape ", ShapeToString(h->shape), " of '", h->descr,
+               "' is too big: its dims overflow 2^63 bytes, as "
+               "numpy refuses"));
+  }
   if (numel < 0 || static_cast<uint64_t>(numel) > SIZE_MAX / es ||
       static_cast<size_t>(numel) * es > have) {
     std::string need = numel < 0 ? "more than 2^63 elements"

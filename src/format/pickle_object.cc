@@ -12,10 +12,10 @@ void AppendRepr(const PickleObject& o, int depth, size_t max_chars,
                 std::string* out);
 
 // Python's repr() of bytes: b'...', printable ASCII kept, the rest escaped.
-void AppendBytesRepr(const std::string& s, std::string* out) {
+void AppendBytesRepr(std::string_view s, std::string* out) {
   static const char kHex[] = "0123456789abcdef";
-  bool dq =
-      s.find('\'') != std::string::npos && s.find('"') == std::string::npos;
+  bool dq = s.find('\'') != std::string_view::npos &&
+            s.find('"') == std::string_view::npos;
   char quote = dq ? '"' : '\'';
   *out += 'b';
   *out += quote;
@@ -86,8 +86,11 @@ void AppendContainer(const PickleObject& o, int depth, size_t max_chars,
   }
 }
 
-// Scalars and globals; false for other kinds.
-bool AppendScalar(const PickleObject& o, std::string* out) {
+// Scalars and globals; false for other kinds. A str or bytes is quoted from
+// its first `max_chars` + 1 bytes only (the repr is cut there anyway), so a
+// string of megabytes costs nothing to describe.
+bool AppendScalar(const PickleObject& o, size_t max_chars, std::string* out) {
+  std::string_view head = std::string_view(o.str).substr(0, max_chars + 1);
   switch (o.kind) {
     case Kind::kNone:
       *out += "None";
@@ -102,10 +105,10 @@ bool AppendScalar(const PickleObject& o, std::string* out) {
       *out += PyFloatRepr(o.float_value);
       return true;
     case Kind::kStr:
-      *out += PyStrRepr(o.str);
+      AppendPyStrRepr(head, out);
       return true;
     case Kind::kBytes:
-      AppendBytesRepr(o.str, out);
+      AppendBytesRepr(head, out);
       return true;
     case Kind::kGlobal:
       *out += o.module + "." + o.name;
@@ -136,7 +139,7 @@ void AppendRepr(const PickleObject& o, int depth, size_t max_chars,
     *out += "...";
     return;
   }
-  if (AppendScalar(o, out)) return;
+  if (AppendScalar(o, max_chars, out)) return;
   if (o.kind == Kind::kPersistentId) {
     *out += "persistent_id(";
     AppendRepr(*o.items[0], depth - 1, max_chars, out);

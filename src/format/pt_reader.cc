@@ -112,11 +112,13 @@ Status VerifyDeferredCrc(const Storage& st) {
 StatusOr<Storage> ReadStorage(const ZipReader& zip, const std::string& prefix,
                               const PtTensorSpec& spec,
                               std::shared_ptr<const void> owner,
-                              const PtReadOptions& options) {
+                              const PtReadOptions& options,
+                              ReadBudget* budget) {
   std::string entry_name = prefix + "/data/" + spec.storage_key;
   const ZipEntry* e = zip.Find(entry_name);
   if (e == nullptr) {
-    return Status::NotFound(zip.name(), "no zip entry '" + entry_name +
+    return Status::NotFound(zip.name(), "no zip entry '" +
+                                            Abbreviate(entry_name) +
                                             "' for the tensor's storage");
   }
   // The pickle says what the storage holds: an entry that records another
@@ -131,6 +133,12 @@ StatusOr<Storage> ReadStorage(const ZipReader& zip, const std::string& prefix,
             std::string(TorchDTypeName(spec.dtype)) + " needs " +
             (numel > UINT64_MAX / elem ? "more"
                                        : std::to_string(numel * elem)));
+  }
+  if (e->method != kZipStored &&
+      e->uncompressed_size <= options.max_inflated_bytes) {
+    // Each tensor that views a deflated storage inflates its own copy.
+    LOCKSTEP_RETURN_IF_ERROR(budget->ChargeBytes(
+        e->uncompressed_size, "inflating zip entry '" + e->name + "'"));
   }
   auto scratch = std::make_shared<std::string>();
   LOCKSTEP_ASSIGN_OR_RETURN(
@@ -165,7 +173,7 @@ std::string ViewString(const PtTensorSpec& spec) {
 // The view's bytes in C order: zero-copy into the storage when possible.
 StatusOr<Tensor> MakeTensor(const PtTensorSpec& spec, const Storage& st,
                             bool big_endian, const PtReadOptions& options,
-                            const std::string& subject) {
+                            const std::string& subject, ReadBudget* budget) {
   std::optional<int64_t> extent =
       internal::StridedExtent(spec.storage_offset, spec.shape, spec.stride);
   int64_t numel = NumElements(spec.shape);
@@ -201,6 +209,10 @@ StatusOr<Tensor> MakeTensor(const PtTensorSpec& spec, const Storage& st,
                      std::to_string(nbytes) + " bytes, more than the limit " +
                      std::to_string(options.max_expanded_bytes));
   }
+  // Views are capped one by one above; the file's budget caps them all
+  // (200 views at the cap, each a copy, would be 12.5 GiB).
+  LOCKSTEP_RETURN_IF_ERROR(
+      budget->ChargeBytes(nbytes, "a copy of the " + ViewString(spec)));
   std::string out(nbytes, '\0');
   internal::GatherStrided(reinterpret_cast<const std::byte*>(st.bytes.data()),
                           elem, spec.storage_offset, spec.shape, spec.stride,
@@ -212,7 +224,8 @@ StatusOr<Tensor> MakeTensor(const PtTensorSpec& spec, const Storage& st,
 
 StatusOr<PtArchive> PtArchive::Open(std::string_view bytes,
                                     std::shared_ptr<const void> owner,
-                                    const std::string& name) {
+                                    const std::string& name,
+                                    const ReadLimits& limits) {
   LOCKSTEP_RETURN_IF_ERROR(CheckNotLegacy(bytes, name));
   LOCKSTEP_ASSIGN_OR_RETURN(ZipReader zip, ZipReader::Open(bytes, name));
   PtArchive a(std::move(zip));
@@ -226,23 +239,27 @@ StatusOr<PtArchive> PtArchive::Open(std::string_view bytes,
   LOCKSTEP_ASSIGN_OR_RETURN(a.pickle_, Unpickle(pkl_bytes, a.subject_));
   LOCKSTEP_ASSIGN_OR_RETURN(a.big_endian_, IsBigEndian(a.zip_, a.prefix_));
   a.owner_ = std::move(owner);
+  a.budget_ = std::make_shared<ReadBudget>(limits, name, bytes.size());
   return a;
 }
 
 StatusOr<Tensor> PtArchive::ReadTensor(const PtTensorSpec& spec,
                                        const std::string& subject,
                                        const PtReadOptions& options) const {
-  LOCKSTEP_ASSIGN_OR_RETURN(Storage storage,
-                            ReadStorage(zip_, prefix_, spec, owner_, options));
-  return MakeTensor(spec, storage, big_endian_, options, subject);
+  LOCKSTEP_ASSIGN_OR_RETURN(
+      Storage storage,
+      ReadStorage(zip_, prefix_, spec, owner_, options, budget_.get()));
+  return MakeTensor(spec, storage, big_endian_, options, subject,
+                    budget_.get());
 }
 
 StatusOr<Tensor> ReadPtTensorFromMemory(std::string_view bytes,
                                         std::shared_ptr<const void> owner,
                                         const std::string& name,
                                         const PtReadOptions& options) {
-  LOCKSTEP_ASSIGN_OR_RETURN(PtArchive archive,
-                            PtArchive::Open(bytes, std::move(owner), name));
+  LOCKSTEP_ASSIGN_OR_RETURN(
+      PtArchive archive,
+      PtArchive::Open(bytes, std::move(owner), name, options.limits));
   LOCKSTEP_ASSIGN_OR_RETURN(
       PtTensorSpec spec, ParsePtTensorSpec(archive.root(), archive.subject()));
   return archive.ReadTensor(spec, archive.subject(), options);

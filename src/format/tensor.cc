@@ -43,12 +43,17 @@ Status VerifyTensorCrc32(const Tensor& t, const std::string& name) {
 
 int64_t NumElements(const std::vector<int64_t>& shape) {
   int64_t n = 1;
+  bool empty = false;
   for (int64_t d : shape) {
     if (d < 0) return -1;
-    if (d != 0 && n > INT64_MAX / d) return -1;
+    if (d == 0) {  // numpy's rule: the other dims must still multiply
+      empty = true;
+      continue;
+    }
+    if (n > INT64_MAX / d) return -1;
     n *= d;
   }
-  return n;
+  return empty ? 0 : n;
 }
 
 std::string ShapeToString(const std::vector<int64_t>& shape) {

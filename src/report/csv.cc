@@ -2,6 +2,8 @@
 
 #include <cstdlib>
 
+#include "lockstep/core/log.h"
+
 namespace lockstep {
 
 namespace {
@@ -72,6 +74,12 @@ std::string CsvQuote(std::string_view cell) {
 }
 
 void AppendCsvCell(std::string_view cell, std::string* out) {
+  // Raw ESC and BEL bytes from a dump would reach the terminal of whoever
+  // reads the CSV with cat; U+202E would reverse what follows it.
+  if (NeedsControlEscape(cell)) {
+    std::string safe = EscapeControl(cell, /*keep_line_breaks=*/true);
+    if (safe != cell) return AppendCsvCell(safe, out);
+  }
   if (!NeedsQuotes(cell)) {
     out->append(cell);
     return;

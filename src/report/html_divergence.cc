@@ -114,11 +114,21 @@ std::string DivergenceModuleHtml(const CompareResult& r) {
   std::vector<int32_t> chain;
   for (int32_t n = m; n >= 0 && chain.size() <= r.modules.size();
        n = r.modules[n].parent)
-    chain.insert(chain.begin(), n);
+    chain.push_back(n);
+  std::reverse(chain.begin(), chain.end());
   std::string out =
       "<p id=\"fd-module\" class=\"fd-module\"><span class=\"k\">module"
       "</span> ";
+  // A chain deeper than a line shows its top and its last modules.
+  constexpr size_t kTop = 3, kLast = 12;
   for (size_t k = 0; k < chain.size(); ++k) {
+    if (k == kTop && chain.size() > kTop + kLast + 1) {
+      size_t skip = chain.size() - kTop - kLast;
+      out += "<span class=\"sep\">&rsaquo;</span><span>\u2026 " +
+             std::to_string(skip) + " modules \u2026</span>";
+      k += skip - 1;
+      continue;
+    }
     const ModuleNode& node = r.modules[chain[k]];
     bool last = k + 1 == chain.size();
     if (k > 0) out += "<span class=\"sep\">&rsaquo;</span>";

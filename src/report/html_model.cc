@@ -41,13 +41,16 @@ struct Worst {
 };
 
 // Nodes ordered deepest first, so that adding each to its parent in this
-// order sums whole subtrees. REQUIRES: parents form a forest.
+// order sums whole subtrees. Each depth is found once (a walk up stops at a
+// node whose depth is known), so a chain of any depth costs linear time.
+// REQUIRES: parents form a forest.
 std::vector<int32_t> DeepestFirst(const std::vector<ModuleNode>& nodes) {
-  std::vector<int32_t> depth(nodes.size(), -1), order(nodes.size());
+  std::vector<int32_t> depth(nodes.size(), -1), order(nodes.size()), walk;
   for (size_t n = 0; n < nodes.size(); ++n) {
-    int32_t d = 0;
-    for (int32_t up = nodes[n].parent; up >= 0; up = nodes[up].parent) ++d;
-    depth[n] = d;
+    int32_t up = static_cast<int32_t>(n);
+    for (; up >= 0 && depth[up] < 0; up = nodes[up].parent) walk.push_back(up);
+    int32_t d = up >= 0 ? depth[up] : -1;
+    for (; !walk.empty(); walk.pop_back()) depth[walk.back()] = ++d;
     order[n] = static_cast<int32_t>(n);
   }
   std::stable_sort(order.begin(), order.end(),

@@ -11,7 +11,10 @@ namespace lockstep::internal {
 const std::string_view kReportScriptModules = R"JS(
 const MD = D.modules;
 const MAX_CHILDREN = 400;  // per module; more are summarised
-const mtree = {kids: null, roots: null, open: null, onPath: null};
+// Levels drawn nested; below, each level is drawn beside its parent (a
+// chain 20,000 deep would indent past any page and make layout crawl).
+const MAX_NEST = 32;
+const mtree = {kids: null, roots: null, open: null, onPath: null, depth: null};
 
 function shortName(i) {
   const p = MD.path[i], up = MD.parent[i];
@@ -32,6 +35,7 @@ function buildModuleTree() {
   mtree.roots = roots;
   mtree.open = new Uint8Array(n);
   mtree.onPath = new Uint8Array(n);
+  mtree.depth = new Int32Array(n);  // as last drawn
   for (let m = MD.fd; m >= 0; m = MD.parent[m]) {
     mtree.onPath[m] = 1;
     if (m !== MD.fd) mtree.open[m] = 1;
@@ -52,32 +56,55 @@ function moduleLine(name, title, kind, w, twisty) {
          '<span class="mrows">' + w.rows + (w.rows === 1 ? ' row' : ' rows') + '</span></div>';
 }
 
-function moduleHtml(i) {
-  const kids = mtree.kids[i], open = mtree.open[i] === 1, w = {verdict: MD.verdict[i], error: MD.error[i],
-        row: MD.row[i], rows: MD.rows[i]};
+// A module's <li> at nesting depth `d` and its line (listHtml closes it).
+function moduleOpen(i, open, d) {
+  const kids = mtree.kids[i], w = {verdict: MD.verdict[i], error: MD.error[i], row: MD.row[i], rows: MD.rows[i]};
   let cls = 'mod v-' + VERDICTS[w.verdict];
   if (mtree.onPath[i]) cls += i === MD.fd ? ' fd-node' : ' fd-path';
   const twisty = kids.length ? '<button type="button" class="tw" aria-expanded="' + open + '" aria-label="' +
       (open ? 'close' : 'open') + '">' + (open ? '\u25be' : '\u25b8') + '</button>' : '<span class="tw"></span>';
-  let h = '<li class="' + cls + '" data-m="' + i + '" role="treeitem">' +
-          moduleLine(shortName(i), MD.path[i], MD.cls[i], w, twisty);
-  if (open && kids.length) h += '<ul role="group">' + childrenHtml(kids) + '</ul>';
-  return h + '</li>';
+  if (d >= MAX_NEST) cls += ' flat';
+  mtree.depth[i] = d;
+  return '<li class="' + cls + '" data-m="' + i + '" role="treeitem">' +
+         moduleLine(shortName(i), MD.path[i], MD.cls[i], w, twisty);
 }
 
-function childrenHtml(list) {
-  let h = '';
-  for (let k = 0; k < list.length && k < MAX_CHILDREN; k++) h += moduleHtml(list[k]);
-  if (list.length > MAX_CHILDREN) {
-    h += '<li class="more hint">\u2026 and ' + (list.length - MAX_CHILDREN) + ' more modules</li>';
+// The modules of `list` at depth `depth` (at most MAX_CHILDREN, then a line
+// for the rest), each with its open descendants. Drawn with an explicit
+// stack, not by recursion: a construct.json can nest modules 20,000 deep on
+// the open path to the first divergence, past any script stack.
+function listHtml(list, depth) {
+  const parts = [], todo = [];
+  const pushList = (l, d) => {
+    if (l.length > MAX_CHILDREN) {
+      todo.push('<li class="more hint">\u2026 and ' + (l.length - MAX_CHILDREN) + ' more modules</li>');
+    }
+    for (let k = Math.min(l.length, MAX_CHILDREN) - 1; k >= 0; k--) todo.push([l[k], d]);
+  };
+  pushList(list, depth);
+  while (todo.length) {
+    const t = todo.pop();
+    if (typeof t === 'string') {
+      parts.push(t);
+      continue;
+    }
+    const [m, d] = t, open = mtree.open[m] === 1 && mtree.kids[m].length > 0;
+    parts.push(moduleOpen(m, open, d));
+    if (open && d + 1 < MAX_NEST) {
+      parts.push('<ul role="group">');
+      todo.push('</ul></li>');
+    } else {
+      parts.push('</li>');
+    }
+    if (open) pushList(mtree.kids[m], d + 1);  // nested, or beside it
   }
-  return h;
+  return parts.join('');
 }
 
 function renderModules() {
   const root = $('module-tree');
   if (!root || !MD) return;
-  let h = childrenHtml(mtree.roots);
+  let h = listHtml(mtree.roots, 0);
   if (MD.outside) {
     h += '<li class="mod outside v-' + VERDICTS[MD.outside.verdict] + '">' +
          moduleLine('(outside any module)', 'rows whose entry construct.json puts in no module', '',
@@ -97,10 +124,11 @@ function bindModuleEvents() {
   root.addEventListener('click', (e) => {
     const tw = e.target.closest('button.tw');
     if (tw) {
-      const i = +tw.closest('li').dataset.m;
+      const li = tw.closest('li'), i = +li.dataset.m, d = mtree.depth[i];
       mtree.open[i] ^= 1;
-      const li = tw.closest('li');
-      li.outerHTML = moduleHtml(i);
+      // A module drawn flat has its descendants beside it: draw all again.
+      if (d + 1 >= MAX_NEST) renderModules();
+      else li.outerHTML = listHtml([i], d);
       return;
     }
     const a = e.target.closest('a.mname');

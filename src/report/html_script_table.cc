@@ -13,7 +13,11 @@ const std::string_view kReportScriptTable = R"JS(
 const ESC = {'&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;'};
 const NUM_RE = /^\s*[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?%?\s*$/i;
 const $ = (id) => document.getElementById(id);
-const esc = (s) => String(s).replace(/[&<>"']/g, (c) => ESC[c]);
+// Markup escaped; controls and the characters that reorder or break text
+// invisibly (U+202E, U+2028, ...) shown as "\u202e", never obeyed.
+const CTRL_RE = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u200e\u200f\u2028-\u202e\u2066-\u2069]/g;
+const esc = (s) => String(s).replace(/[&<>"']/g, (c) => ESC[c])
+    .replace(CTRL_RE, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0'));
 const state = {verdict: 'all', filter: '', sortCol: -1, dir: 1, page: 0, size: 200,
                selected: -1, metric: ''};
 let view = [];        // positions of the rows that pass the filters, in display order

@@ -7,6 +7,8 @@
 #include <iterator>
 #include <string>
 
+#include "lockstep/format/npy.h"
+#include "lockstep/format/tensor.h"
 #include "testing/run_lockstep.h"
 
 namespace {
@@ -138,6 +140,84 @@ TEST_F(FalsePassTest, UnfinishedLastStepIsSkippedWithAWarning) {
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_NE(r.out.find("the target lacks step 1"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("unfinished step"), std::string::npos) << r.out;
+}
+
+// A rank dir of a tensor dump whose one entry's output is `file`: dump.json
+// says shape [4] and float32, whatever the file holds.
+std::string TensorRank(const std::string& dir, const std::string& npy_bytes) {
+  fs::create_directories(dir + "/dump_tensor_data");
+  std::ofstream(dir + "/dump.json")
+      << R"({"task": "tensor", "level": "L1", "framework": "pytorch",)"
+         R"( "dump_data_dir": null, "data": {"Functional.relu.0.forward":)"
+         R"( {"input_args": [], "input_kwargs": {}, "output": [{"type":)"
+         R"( "torch.Tensor", "dtype": "torch.float32", "shape": [4],)"
+         R"( "Max": 4.0, "Min": 1.0, "Mean": 2.5, "Norm": 5.477225575051661,)"
+         R"( "requires_grad": false, "data_name":)"
+         R"( "Functional.relu.0.forward.output.0.npy"}]}}})";
+  std::ofstream(
+      dir + "/dump_tensor_data/Functional.relu.0.forward.output.0.npy",
+      std::ios::binary)
+      << npy_bytes;
+  return dir;
+}
+
+// A float32 .npy of `shape` ("(4,)") holding `payload`.
+std::string Npy(const std::string& shape, const std::string& payload) {
+  std::string dict =
+      "{'descr': '<f4', 'fortran_order': False, 'shape': " + shape + ", }";
+  dict.append(64 - (10 + dict.size() + 1) % 64, ' ');
+  dict += '\n';
+  std::string out = "\x93NUMPY";
+  out += '\x01';
+  out += '\0';
+  out += static_cast<char>(dict.size() & 0xff);
+  out += static_cast<char>(dict.size() >> 8);
+  return out + dict + payload;
+}
+
+std::string Floats1234() {
+  std::string out;
+  for (float f : {1.0f, 2.0f, 3.0f, 4.0f})
+    out.append(reinterpret_cast<const char*>(&f), sizeof(f));
+  return out;
+}
+
+// Issue 32: a 0-element target file against a 4-element baseline, with
+// equal shapes in dump.json, gave "PASS: 1 rows, all pass".
+TEST_F(FalsePassTest, ZeroElementTargetNpyAgainstFourElementBaselineFails) {
+  std::string t = TensorRank(dir_ + "t", Npy("(0,)", ""));
+  std::string b = TensorRank(dir_ + "b", Npy("(4,)", Floats1234()));
+  CmdRun r = Compare(t, b);
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_EQ(r.out.find("PASS"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("shape [0], but dump.json says [4]"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("a tensor file's shape differs from its dump.json"),
+            std::string::npos)
+      << r.out;
+  std::string text;
+  for (const auto& e : fs::directory_iterator(dir_ + "out")) {
+    if (e.path().extension() != ".csv") continue;
+    std::ifstream csv(e.path());
+    text += std::string((std::istreambuf_iterator<char>(csv)), {});
+  }
+  // No metric is computed from the mismatched file.
+  EXPECT_NE(text.find(",unsupported,unsupported,"), std::string::npos) << text;
+  EXPECT_EQ(Compare(b, b).code, 0);
+  // The other way round, the baseline's file is the one that differs.
+  CmdRun back = Compare(b, t);
+  EXPECT_EQ(back.code, 1) << back.out;
+}
+
+// Issue 32: a file of shape (0, INT64_MAX, INT64_MAX) was accepted.
+TEST_F(FalsePassTest, FileOfShapeZeroInt64MaxInt64MaxFails) {
+  std::string t = TensorRank(
+      dir_ + "t", Npy("(0, 9223372036854775807, 9223372036854775807)", ""));
+  std::string b = TensorRank(dir_ + "b", Npy("(4,)", Floats1234()));
+  CmdRun r = Compare(t, b);
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_EQ(r.out.find("PASS"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("is too big"), std::string::npos) << r.out;
 }
 
 }  // namespace

@@ -147,4 +147,35 @@ TEST_F(OutputDirTest, PlantedLinksInTheOutputAreNeverWrittenThrough) {
   EXPECT_FALSE(fs::exists(fs::symlink_status(dir_ + "out/report_table.js")));
 }
 
+// Issue 32: after kill -9 mid-write, *.csv.tmp.* files stayed behind. A run
+// into the same folder removes what an interrupted run left, says so, and
+// writes summary.json only once its CSV is whole.
+TEST_F(OutputDirTest, RerunAfterKillMinus9CleansUpTempFiles) {
+  const std::string out = dir_ + "out/";
+  const std::vector<std::string> stale = {
+      "compare_result_20250101000000.csv.tmp.4242.0.0123456789abcdef",
+      "summary.json.tmp.4242.1.fedcba9876543210"};
+  for (const std::string& f : stale) std::ofstream(out + f) << "half a row,";
+  // Names that only look alike stay.
+  const std::vector<std::string> kept = {"notes.tmp.txt", "x.tmp.1.2.3"};
+  for (const std::string& f : kept) std::ofstream(out + f) << "mine";
+  CmdRun r = Compare();
+  ASSERT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("removed 2 temporary file(s) of an interrupted run"),
+            std::string::npos)
+      << r.out;
+  for (const std::string& f : stale) EXPECT_FALSE(fs::exists(out + f)) << f;
+  for (const std::string& f : kept) EXPECT_TRUE(fs::exists(out + f)) << f;
+  EXPECT_EQ(Csvs(), 1);
+  // summary.json is the last file written: it is never older than a CSV.
+  for (const auto& e : fs::directory_iterator(out)) {
+    if (e.path().extension() == ".csv") {
+      EXPECT_LE(fs::last_write_time(e.path()),
+                fs::last_write_time(out + "summary.json"));
+    }
+  }
+  CmdRun again = Compare();
+  EXPECT_EQ(again.out.find("temporary file"), std::string::npos) << again.out;
+}
+
 }  // namespace

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -125,6 +127,46 @@ TEST(ModuleTreeBuilderTest, ALoopInConstructJsonLeavesATree) {
     roots += r.modules[n].parent < 0;
   }
   EXPECT_EQ(roots, 2);  // one of a/b, and c (its own parent)
+}
+
+// Issue 32: a construct.json parent chain 200,000 deep ran more than 300 s
+// (each module's walk up to check for a loop was as long as the chain).
+TEST(ModuleTreeBuilderTest, ParentChain200000DeepReadsInLinearTime) {
+  constexpr int kDepth = 200000;
+  auto name = [](int k) {
+    char buf[64];
+    std::snprintf(buf, sizeof(buf), "Module.m%06d.Linear.forward.0", k);
+    return std::string(buf);
+  };
+  std::string json = "{";
+  for (int k = 0; k < kDepth; ++k) {
+    json += (k ? ", \"" : "\"") + name(k) + "\": ";
+    json += k ? "\"" + name(k - 1) + "\"" : "null";
+  }
+  json += "}";
+  std::string dir = testing::FreshTestDir("chain_");
+  ASSERT_TRUE(WriteFileAtomic(dir + "construct.json", json).ok());
+  auto start = std::chrono::steady_clock::now();
+  auto p = ReadModuleParents(dir + "construct.json");
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  CompareResult r;
+  ModuleTreeBuilder b(&r);
+  AddRows(&r, {name(kDepth - 1)});
+  b.AddRows(&*p, 0);
+  b.Finish();
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  EXPECT_LT(seconds, 20) << "quadratic again?";
+  ASSERT_EQ(r.modules.size(), static_cast<size_t>(kDepth));
+  // One chain: the deepest module is kDepth - 1 steps below the root.
+  int32_t n = r.rows[0].module;
+  ASSERT_GE(n, 0);
+  EXPECT_EQ(r.modules[n].path, "m199999");
+  int steps = 0;
+  for (; r.modules[n].parent >= 0; n = r.modules[n].parent) ++steps;
+  EXPECT_EQ(steps, kDepth - 1);
+  EXPECT_EQ(r.modules[n].path, "m000000");
 }
 
 TEST(ModelContextTest, QuickStartModulesAndOperatorsInThem) {

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 #include <string>
 #include <vector>
@@ -15,7 +16,8 @@ TEST(PackedCellsTest, KeepsEveryCellExactly) {
                                    "N/A",
                                    std::string("a\0b", 3),
                                    "0.5",
-                                   std::string(70000, 'x'),
+                                   std::string(kMaxCellBytes, 'x'),
+                                   std::string(30000, 'y'),
                                    ""};
   PackedCells c(want);
   ASSERT_EQ(c.size(), want.size());
@@ -62,19 +64,67 @@ TEST(PackedCellsTest, OneAllocationOfCountOffsetsAndCharacters) {
 // switch.
 TEST(PackedCellsTest, RowsOver32KiBOfTextUseWideOffsets) {
   for (size_t total : {size_t{32767}, size_t{32768}, size_t{200000}}) {
-    std::vector<std::string> want = {"first", std::string(total - 10, 'x'),
-                                     "last!"};
+    // "first", cells of at most 20,000 x's and y's in turn, "last!".
+    std::vector<std::string> want = {"first"};
+    for (size_t left = total - 10; left > 0;) {
+      size_t n = std::min<size_t>(left, 20000);
+      want.push_back(std::string(n, want.size() % 2 ? 'x' : 'y'));
+      left -= n;
+    }
+    want.push_back("last!");
     PackedCells c(want);
     ASSERT_EQ(c.ToVector(), want) << total;
     size_t width = total > 32767 ? sizeof(uint32_t) : sizeof(uint16_t);
-    EXPECT_EQ(c.bytes(), sizeof(uint32_t) + 3 * width + total) << total;
+    EXPECT_EQ(c.bytes(), sizeof(uint32_t) + want.size() * width + total)
+        << total;
     PackedCells copy = c;
-    EXPECT_EQ(copy[2], "last!");
+    EXPECT_EQ(copy[want.size() - 1], "last!");
+    copy.Resize(3);
     copy.Set(1, "short");
+    copy.Set(2, "last!");
     EXPECT_EQ(copy.ToVector(),
               (std::vector<std::string>{"first", "short", "last!"}));
     EXPECT_EQ(copy.bytes(), sizeof(uint32_t) + 3 * sizeof(uint16_t) + 15);
   }
+}
+
+// Issue 32: a dump.json string of 1 GiB reached a cell whole, and 2 GiB of
+// a row's text aborted on an internal check. A cell keeps kMaxCellBytes at
+// most, with a mark that says it was cut and how long it was.
+TEST(PackedCellsTest, CellOfAGigabyteIsCutWithAMark) {
+  std::string big(size_t{1} << 30, 'a');
+  PackedCellsBuilder b;
+  b.Add("name");
+  for (int i = 0; i < 8; ++i) b.Add(big);  // Max, Min, Mean, Norm, two sides
+  b.Append("\xc3\xa9");  // an "é" across the cut, written in parts
+  b.Append(std::string(kMaxCellBytes, 'b')).Close();
+  std::string* open = b.chars();  // formatted in place, past the cap
+  open->append(kMaxCellBytes + 5, 'c');
+  b.Close();
+  PackedCells c = b.Finish();
+  ASSERT_EQ(c.size(), 11u);
+  EXPECT_EQ(c[0], "name");
+  std::string mark = CutCellMark(size_t{1} << 30);
+  EXPECT_EQ(mark, "...(cut from 1073741824 bytes)");
+  for (size_t i = 1; i <= 8; ++i) {
+    EXPECT_EQ(c[i].size(), kMaxCellBytes) << i;
+    EXPECT_TRUE(c[i].ends_with(mark)) << i;
+  }
+  EXPECT_LT(c.bytes(), 12 * kMaxCellBytes);
+  EXPECT_TRUE(
+      c[9].starts_with("\xc3\xa9"
+                       "bbb"));
+  EXPECT_TRUE(c[9].ends_with(CutCellMark(kMaxCellBytes + 2)))
+      << c[9].substr(31900);
+  EXPECT_TRUE(c[10].ends_with(CutCellMark(kMaxCellBytes + 5)));
+  // A cut never splits a character.
+  std::string accents;
+  for (int i = 0; i < 20000; ++i) accents += "\xc3\xa9";
+  std::string cut = CutCellText(accents, 1000);
+  EXPECT_LE(cut.size(), 1000u);
+  size_t kept = cut.size() - CutCellMark(40000).size();
+  EXPECT_EQ(kept % 2, 0u);
+  EXPECT_EQ(CutCellText("short", 1000), "short");
 }
 
 // A cell equal to the one before it costs its offset only, however long the
@@ -85,11 +135,12 @@ TEST(PackedCellsTest, RepeatedCellsAreKeptOnce) {
       name, name, name, "torch.float32", "torch.float32", "", "", "x", name};
   for (size_t total : {size_t{0}, size_t{40000}}) {  // narrow, then wide
     std::vector<std::string> w = want;
-    w.push_back(std::string(total, 'y'));
-    w.push_back(std::string(total, 'y'));
+    w.push_back(std::string(total / 2, 'z'));  // two cells: 40,000 is past
+    w.push_back(std::string(total / 2, 'y'));  // a cell's cap
+    w.push_back(std::string(total / 2, 'y'));
     PackedCells c(w);
     ASSERT_EQ(c.ToVector(), w) << total;
-    size_t text = 2 * name.size() + 13 + 1 + total;
+    size_t text = 2 * name.size() + 13 + 1 + total;  // z's and one y run
     size_t width = total > 0 ? sizeof(uint32_t) : sizeof(uint16_t);
     EXPECT_EQ(c.bytes(), sizeof(uint32_t) + w.size() * width + text) << total;
     PackedCells copy = c;

@@ -11,6 +11,8 @@
 #include "format/pt_builder.h"
 #include "lockstep/compare/compare_dumps.h"
 #include "lockstep/core/file.h"
+#include "lockstep/format/dump_reader.h"
+#include "lockstep/format/dump_writer.h"
 #include "lockstep/format/tensor_file.h"
 #include "testing/test_dir.h"
 
@@ -30,6 +32,29 @@ void CopyToy(const std::string& dir) {
     if (e.path().filename() == "dump.json") base = e.path().parent_path();
   fs::copy(base, dir + "t", fs::copy_options::recursive);
   fs::copy(base, dir + "b", fs::copy_options::recursive);
+}
+
+// Sets the shape that `rank`/dump.json gives the victim's tensor (the first
+// input of Functional.linear.0.forward) to [n], so that a file of n
+// elements put in its place matches its entry.
+void SetVictimShape(const std::string& rank, int64_t n) {
+  StatusOr<DumpFile> d = ReadDumpJson(rank + "/dump.json");
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  for (DumpEntry& e : d->entries) {
+    if (e.name != "Functional.linear.0.forward") continue;
+    auto fields = e.value.TakeFields();
+    for (auto& [key, args] : fields) {
+      if (key != "input_args") continue;
+      std::vector<PyValue> items = args.TakeItems();
+      auto input = items[0].TakeFields();
+      for (auto& [k, v] : input)
+        if (k == "shape") v = PyValue::List({PyValue::Int(n)});
+      items[0] = PyValue::Dict(std::move(input));
+      args = PyValue::List(std::move(items));
+    }
+    e.value = PyValue::Dict(std::move(fields));
+  }
+  ASSERT_TRUE(WriteDumpJson(rank + "/dump.json", *d).ok());
 }
 
 // Expects the victim's row to be an error whose text holds `why`, every
@@ -109,6 +134,7 @@ TEST(TensorFileFaultsTest, FlippedBitInAStreamedTensorFailsTheCrc) {
         testing::BuildPt("x", testing::TensorPickle({.numel = n, .shape = {n}}),
                          testing::FloatBytes(n));
     for (const char* side : {"t", "b"}) {
+      SetVictimShape(dir + side, n);
       std::string path = dir + side + "/dump_tensor_data/" + kVictim;
       ASSERT_TRUE(fs::remove(path));
       std::string bytes = pt;

@@ -41,5 +41,26 @@ TEST(StatusTest, StatusOrFromOkStatusIsInternalError) {
   EXPECT_EQ(v.status().code(), StatusCode::kInternal);
 }
 
+// Issue 32: a 53 MB name in a hostile file printed a 53 MB error line.
+TEST(StatusTest, MessageOfMegabyteInputStaysShort) {
+  std::string huge(53 << 20, 'n');
+  Status s = Status::Corruption("x.pt: '" + huge + "'", "bad " + huge);
+  EXPECT_LT(s.message().size(), kMaxStatusSubject + kMaxStatusProblem + 64);
+  EXPECT_EQ(s.message().rfind("x.pt: 'nnn", 0), 0u);
+  EXPECT_NE(s.message().find("...(55574536 bytes)"), std::string::npos);
+  EXPECT_LT(s.WithContext(huge).message().size(),
+            2 * kMaxStatusSubject + kMaxStatusProblem + 64);
+}
+
+TEST(StatusTest, AbbreviateCutsAtACharacterBoundary) {
+  EXPECT_EQ(Abbreviate("short", 10), "short");
+  EXPECT_EQ(Abbreviate("abcdef", 3), "abc...(6 bytes)");
+  // "é" is two bytes; a cut inside it backs up to its start.
+  EXPECT_EQ(Abbreviate("a\xc3\xa9"
+                       "b",
+                       2),
+            "a...(4 bytes)");
+}
+
 }  // namespace
 }  // namespace lockstep

@@ -189,6 +189,26 @@ TEST_F(TbFileTest, BadCrcSkipsTheRecordOrStops) {
   EXPECT_EQ(log->metrics.at("loss").points.size(), 1u);
 }
 
+// Issue 32: 4,000,000 records with a bad data CRC printed 4,000,000
+// warnings. The first few are said, the rest summed up in one line.
+TEST_F(TbFileTest, FourMillionBadCrcRecordsAreSummarized) {
+  std::string good = WriteSmall(1);
+  std::string bad = EncodeTfRecord("x");
+  bad[kTfRecordHeaderBytes] ^= 0x01;  // the data, not its length
+  std::string bytes = good;
+  bytes.reserve(good.size() + bad.size() * 4000000);
+  for (int i = 0; i < 4000000; ++i) bytes += bad;
+  auto log = ReadCurveLogFromString(bytes, "events.out.tfevents.x");
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
+  EXPECT_EQ(log->malformed, 4000000);
+  ASSERT_EQ(log->warnings.size(), 6u);
+  EXPECT_EQ(log->warnings[0].rfind("bad CRC at record 3 (data", 0), 0u)
+      << log->warnings[0];
+  EXPECT_EQ(log->warnings[5],
+            "bad CRC in 3999995 more records (data); skipped (4000000 in all)");
+  EXPECT_EQ(log->metrics.at("loss").points.size(), 1u);
+}
+
 // Hand-built protobuf, so that tensor-encoded scalars (TF2's
 // tf.summary.scalar) are covered without TensorFlow.
 std::string Varint(uint64_t v) {

@@ -253,6 +253,30 @@ TEST(NpyCorruptionTest, ShapeBiggerThanDataOrOverflowing) {
   EXPECT_EQ(s.code(), StatusCode::kCorruption);
 }
 
+// Issue 32: a file of shape (0, INT64_MAX, INT64_MAX) was accepted as an
+// empty tensor; numpy refuses it ("array is too big").
+TEST(NpyCorruptionTest, ShapeZeroInt64MaxInt64MaxIsRefused) {
+  Status s =
+      ErrorOf(WithHeader("{'descr': '<f4', 'fortran_order': False, 'shape': "
+                         "(0, 9223372036854775807, 9223372036854775807), }"));
+  EXPECT_EQ(s.code(), StatusCode::kCorruption);
+  EXPECT_NE(s.message().find("is too big"), std::string::npos) << s.message();
+  // The dims overflow with the item size only: (0, 2^61, 2) of float64.
+  s =
+      ErrorOf(WithHeader("{'descr': '<f8', 'fortran_order': False, 'shape': "
+                         "(0, 2305843009213693952, 2), }"));
+  EXPECT_NE(s.message().find("is too big"), std::string::npos) << s.message();
+  // Empty shapes that numpy makes still read.
+  auto t = ReadNpyFromBuffer(
+      WithHeader("{'descr': '<f4', 'fortran_order': False, 'shape': "
+                 "(0, 1000000), }"),
+      "ok.npy");
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_EQ(t->numel(), 0);
+  EXPECT_EQ(NumElements({0, INT64_MAX, INT64_MAX}), -1);
+  EXPECT_EQ(NumElements({0, INT64_MAX}), 0);
+}
+
 TEST(NpyCorruptionTest, ExtraBytesAfterTheDataAreIgnoredAsNumpyDoes) {
   std::string good = Slurp(kNpyDir + "/f4_le.npy");
   auto t = ReadNpyFromBuffer(good + "extra", "x.npy");

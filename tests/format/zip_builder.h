@@ -19,7 +19,17 @@ struct ZipBuildEntry {
   std::string name;
   std::string data;
   bool deflate = false;
+  // `data` is already raw DEFLATE of `inflated_size` bytes whose CRC-32 is
+  // `inflated_crc` (a deflate bomb, too large to build in memory).
+  bool predeflated = false;
+  uint64_t inflated_size = 0;
+  uint32_t inflated_crc = 0;
 };
+
+// The entry's uncompressed size.
+inline uint64_t DataSize(const ZipBuildEntry& e) {
+  return e.predeflated ? e.inflated_size : e.data.size();
+}
 
 struct ZipBuildOptions {
   bool zip64 = false;            // 0xFFFFFFFF fields + ZIP64 extras/records
@@ -60,10 +70,10 @@ struct ZipBody {
 
 inline ZipBody MakeBody(const ZipBuildEntry& e, const ZipBuildOptions& o) {
   ZipBody b;
-  b.bytes = e.deflate ? RawDeflate(e.data) : e.data;
-  b.crc = o.zero_crc ? 0 : Crc32(e.data);
+  b.bytes = e.deflate && !e.predeflated ? RawDeflate(e.data) : e.data;
+  b.crc = o.zero_crc ? 0 : e.predeflated ? e.inflated_crc : Crc32(e.data);
   b.flags = o.data_descriptor ? 0x0808 : 0x0800;
-  b.method = e.deflate ? 8 : 0;
+  b.method = e.deflate || e.predeflated ? 8 : 0;
   return b;
 }
 
@@ -85,7 +95,7 @@ inline std::string LocalRecord(const ZipBuildEntry& e, const ZipBody& b,
   PutLe(&out, 0, 4);  // time, date
   PutLe(&out, dd ? 0 : b.crc, 4);
   PutLe(&out, dd ? 0 : b.bytes.size(), 4);
-  PutLe(&out, dd ? 0 : e.data.size(), 4);
+  PutLe(&out, dd ? 0 : DataSize(e), 4);
   PutLe(&out, e.name.size(), 2);
   PutLe(&out, extra.size(), 2);
   out += e.name + extra + b.bytes;
@@ -93,7 +103,7 @@ inline std::string LocalRecord(const ZipBuildEntry& e, const ZipBody& b,
     PutLe(&out, 0x08074b50, 4);
     PutLe(&out, b.crc, 4);
     PutLe(&out, b.bytes.size(), 4);
-    PutLe(&out, e.data.size(), 4);
+    PutLe(&out, DataSize(e), 4);
   }
   return out;
 }
@@ -105,7 +115,7 @@ inline std::string CentralRecord(const ZipBuildEntry& e, const ZipBody& b,
   if (o.zip64) {
     PutLe(&extra, 0x0001, 2);
     PutLe(&extra, 24, 2);
-    PutLe(&extra, e.data.size(), 8);
+    PutLe(&extra, DataSize(e), 8);
     PutLe(&extra, b.bytes.size(), 8);
     PutLe(&extra, offset, 8);
   }
@@ -117,7 +127,7 @@ inline std::string CentralRecord(const ZipBuildEntry& e, const ZipBody& b,
   PutLe(&cd, 0, 4);
   PutLe(&cd, b.crc, 4);
   PutLe(&cd, o.zip64 ? kFF : b.bytes.size(), 4);
-  PutLe(&cd, o.zip64 ? kFF : e.data.size(), 4);
+  PutLe(&cd, o.zip64 ? kFF : DataSize(e), 4);
   PutLe(&cd, e.name.size(), 2);
   PutLe(&cd, extra.size(), 2);
   PutLe(&cd, 0, 2 + 2 + 2 + 4);  // comment len, disk, attrs

@@ -36,8 +36,8 @@ TEST(CsvTest, NumbersAndNamesStayAsTheyAre) {
 // characters.
 TEST(CsvTest, FormulaTestAgreesWithStrtod) {
   auto reference = [](std::string cell) {
-    if (cell.empty() || std::string("=+-@\t\r").find(cell[0]) ==
-                            std::string::npos)
+    if (cell.empty() ||
+        std::string("=+-@\t\r").find(cell[0]) == std::string::npos)
       return false;
     if (cell.back() == '%') cell.pop_back();
     if (cell.empty()) return true;
@@ -59,8 +59,27 @@ TEST(CsvTest, QuotingRoundTrips) {
   AppendCsvLine({"a,b", "say \"hi\"", "x\ny", "'=1"}, &line);
   auto rows = ParseCsv(line);
   ASSERT_EQ(rows.size(), 1u);
-  EXPECT_EQ(rows[0], (std::vector<std::string>{"a,b", "say \"hi\"", "x\ny",
-                                               "'=1"}));
+  EXPECT_EQ(rows[0],
+            (std::vector<std::string>{"a,b", "say \"hi\"", "x\ny", "'=1"}));
+}
+
+// Issue 32: raw ESC and BEL bytes from a dump reached CSV cells (and the
+// terminal of whoever printed the file).
+TEST(CsvTest, RawEscAndBelBytesInCellsAreEscaped) {
+  std::string out;
+  AppendCsvLine({"Functional.\x1b[31mred.0.forward", "ring\x07",
+                 "evil\xe2\x80\xae"
+                 "txt",
+                 "multi\nline"},
+                &out);
+  EXPECT_EQ(out.find('\x1b'), std::string::npos) << out;
+  EXPECT_EQ(out.find('\x07'), std::string::npos) << out;
+  EXPECT_EQ(out,
+            "Functional.\\x1b[31mred.0.forward,ring\\x07,evil\\u202etxt,"
+            "\"multi\nline\"\n");
+  auto rows = ParseCsv(out);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0][3], "multi\nline");
 }
 
 }  // namespace

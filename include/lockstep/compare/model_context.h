@@ -40,7 +40,8 @@ class ModuleTreeBuilder {
   // REQUIRES: first <= end <= result->rows.size().
   void AddRows(const ModuleParents* parents, size_t first, size_t end);
 
-  // Links every module to its parent. Call once, after the last AddRows.
+  // Links every module to its parent, in time linear in the modules (a
+  // parent chain of any depth). Call once, after the last AddRows.
   void Finish();
 
  private:
@@ -48,7 +49,6 @@ class ModuleTreeBuilder {
   // The module a construct.json parent names (-1 for "").
   int32_t NodeOfParent(std::string_view name);
   int32_t PrefixParent(const std::string& path) const;
-  bool IsAncestor(int32_t a, int32_t n) const;  // a is n or above it
 
   CompareResult* result_;
   std::unordered_map<std::string, int32_t> index_;  // path -> node

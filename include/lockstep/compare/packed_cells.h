@@ -18,6 +18,12 @@
 //   PackedCells row = b.Finish();
 //
 // Changing a cell (Set, Resize) repacks the row: for tests and rare edits.
+//
+// A cell holds at most kMaxCellBytes: longer text (a hostile dump.json's
+// string of megabytes, copied into four statistics cells of each side) is
+// cut at a UTF-8 character boundary and ends with a mark that says so and
+// how long it was: "aaaa...(cut from 1048576 bytes)". A row therefore never
+// approaches the 2 GiB its offsets can address.
 // Thread safety: as a std::string.
 #ifndef LOCKSTEP_COMPARE_PACKED_CELLS_H_
 #define LOCKSTEP_COMPARE_PACKED_CELLS_H_
@@ -131,20 +137,35 @@ inline bool operator!=(const PackedCells& a, const PackedCells& b) {
   return !(a == b);
 }
 
+// The most bytes of text a cell holds, its cut mark included (Excel's
+// limit for a cell is 32,767 characters).
+inline constexpr size_t kMaxCellBytes = 32000;
+
+// The mark that ends a cell cut from `bytes` bytes: "...(cut from N bytes)".
+std::string CutCellMark(uint64_t bytes);
+
+// `text` cut to at most `max_bytes` bytes with CutCellMark, as a cell is
+// (unchanged when it fits). REQUIRES: max_bytes >= 64.
+std::string CutCellText(std::string_view text, size_t max_bytes);
+
 class PackedCellsBuilder {
  public:
   // A whole cell.
   PackedCellsBuilder& Add(std::string_view cell) {
-    chars_.append(cell);
+    Append(cell);
     return Close();
   }
-  // Appends to the open cell; Close ends it.
+  // Appends to the open cell; Close ends it. Past kMaxCellBytes, the part is
+  // only counted (the cell will be cut).
   PackedCellsBuilder& Append(std::string_view part) {
+    if (chars_.size() - OpenBegin() + part.size() > kMaxCellBytes)
+      return AppendPastCap(part);
     chars_.append(part);
     return *this;
   }
   PackedCellsBuilder& Close();
-  // The open cell's text so far, for writers that format in place.
+  // The open cell's text so far, for writers that format in place (a cell
+  // made longer than kMaxCellBytes here is cut when it is closed).
   std::string* chars() { return &chars_; }
   size_t cells() const { return ends_.size(); }
   // The packed row; the builder is empty again (keeping its capacity).
@@ -152,9 +173,17 @@ class PackedCellsBuilder {
   PackedCells Finish();
 
  private:
+  size_t OpenBegin() const {
+    return ends_.empty() ? 0 : ends_.back() & ~PackedCells::kRepeatWide;
+  }
+  PackedCellsBuilder& AppendPastCap(std::string_view part);
+  // Cuts the open cell, starting at `begin`, to kMaxCellBytes with its mark.
+  void CutOpenCell(size_t begin);
+
   std::string chars_;
   std::vector<uint32_t> ends_;  // PackedCells' entries, kRepeatWide marks
   size_t last_begin_ = 0, last_end_ = 0;  // the last cell's text
+  uint64_t dropped_ = 0;  // bytes appended to the open cell and not kept
 };
 
 }  // namespace lockstep

@@ -23,6 +23,9 @@ struct TensorPairFacts {
   bool compared = false;      // metrics were computed
   bool unreadable = false;    // a tensor file was missing or corrupt
   bool data_missing = false;  // one side has a tensor file, the other none
+  // A tensor file's shape is not the one its dump.json entry gives (a
+  // 0-element file against "shape": [4] once read as empty, and passed).
+  bool file_mismatch = false;
   bool shape_mismatch = false;
   bool nonfinite_mismatch = false;  // inf/nan at different positions
   int64_t target_nonfinite = 0;

@@ -11,6 +11,8 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "lockstep/core/status.h"
 
@@ -115,12 +117,20 @@ class DirLock {
   // link planted at its name is not followed).
   static StatusOr<std::unique_ptr<DirLock>> Acquire(const std::string& dir);
   ~DirLock();
+
+  // Removes the temporary files (the "<name>.tmp.<pid>.<n>.<16 hex>" of
+  // WriteFileAtomic and WriteFileIfAbsent) that a writer killed mid-write
+  // (kill -9, a crash, the machine off) left in the locked directory: while
+  // the lock is held no other lockstep run writes there, so every such
+  // file is stale. Returns their names; what cannot be removed is left.
+  std::vector<std::string> RemoveStaleTempFiles() const;
   DirLock(const DirLock&) = delete;
   DirLock& operator=(const DirLock&) = delete;
 
  private:
-  explicit DirLock(int fd) : fd_(fd) {}
+  DirLock(int fd, std::string dir) : fd_(fd), dir_(std::move(dir)) {}
   int fd_;
+  std::string dir_;
 };
 
 // Creates a directory and its parents; OK if it exists.

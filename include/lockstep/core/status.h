@@ -4,6 +4,10 @@
 // A message names the subject and the problem, Polygraphy style:
 //   "dump.json: entry 'Functional.linear.0.forward': shape has 3 dims but 2
 //   strides"
+// Messages stay short whatever the input held: a subject beyond
+// kMaxStatusSubject bytes or a problem beyond kMaxStatusProblem is cut
+// (Abbreviate), so that a name of megabytes in a hostile file never reaches
+// the terminal whole.
 // Thread safety: Status and StatusOr are values; distinct objects may be used
 // from distinct threads without synchronization.
 #ifndef LOCKSTEP_CORE_STATUS_H_
@@ -29,6 +33,14 @@ enum class StatusCode {
 
 // Name of a code, e.g. "Corruption".
 std::string_view StatusCodeName(StatusCode code);
+
+inline constexpr size_t kMaxStatusSubject = 1024;
+inline constexpr size_t kMaxStatusProblem = 4096;
+
+// `text` when it has at most `max_bytes` bytes; else its first bytes (cut
+// at a UTF-8 character boundary) and "...(N bytes)" naming its size, at
+// most `max_bytes` + 24 bytes in all. For quoting input in messages.
+std::string Abbreviate(std::string_view text, size_t max_bytes = 200);
 
 class [[nodiscard]] Status {
  public:

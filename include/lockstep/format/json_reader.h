@@ -44,6 +44,7 @@
 
 #include "lockstep/core/status.h"
 #include "lockstep/format/pyvalue.h"
+#include "lockstep/format/read_budget.h"
 
 namespace lockstep {
 
@@ -52,8 +53,12 @@ inline constexpr int kMaxJsonDepth = 512;
 
 // Parses one JSON document (leading and trailing whitespace allowed, nothing
 // else after it). `subject` names the text in error messages (a path).
-// Never crashes on any input; errors are Corruption.
-StatusOr<PyValue> ParsePyJson(std::string_view text, std::string_view subject);
+// Never crashes on any input; errors are Corruption, and NotSupported past
+// `limits` (read_budget.h): a string, key or number longer than
+// string_bytes, or more than `objects` values in the text. Memory stays
+// within a small multiple of the text's size and 2 * string_bytes.
+StatusOr<PyValue> ParsePyJson(std::string_view text, std::string_view subject,
+                              const ReadLimits& limits = {});
 
 // Receives one member of a streamed dict: its key, its value, and the bytes
 // of text parsed so far (for progress). A status that is not ok stops the
@@ -75,7 +80,8 @@ StatusOr<PyValue> ParsePyJsonStreaming(std::string_view text,
                                        std::string_view subject,
                                        std::string_view key,
                                        const JsonMemberSink* sink,
-                                       bool* needs_tree);
+                                       bool* needs_tree,
+                                       const ReadLimits& limits = {});
 
 // One member's values for the fast reader (ParseJsonMembersFast): nodes
 // whose children lie side by side, strings in one buffer. Read through
@@ -162,11 +168,13 @@ struct FastMembers {
 // text again with it, after dropping what the sink was given) when the text
 // is not a dict whose `key` is a dict of dicts, or holds a syntax error, a
 // repeated key or member name, nesting beyond kMaxJsonDepth or a value
-// beyond 4 GiB. A status that is not ok from the sink stops the parse and is
-// returned.
+// beyond 4 GiB, or anything past `limits` (ParsePyJson; a string far beyond
+// limits.string_bytes is found before it is copied whole). A status that is
+// not ok from the sink stops the parse and is returned.
 StatusOr<FastMembers> ParseJsonMembersFast(std::string_view text,
                                            std::string_view key,
-                                           const JsonNodeSink& sink);
+                                           const JsonNodeSink& sink,
+                                           const ReadLimits& limits = {});
 
 // Python's way of naming a place in text: 1-based line and column of byte
 // `offset` ("line 3 column 5 (char 20)"). Columns count bytes.

@@ -28,6 +28,7 @@
 
 #include "lockstep/core/status.h"
 #include "lockstep/format/pickle.h"
+#include "lockstep/format/read_budget.h"
 #include "lockstep/format/tensor.h"
 #include "lockstep/format/zip.h"
 #include "lockstep/numerics/dtype.h"
@@ -51,6 +52,12 @@ struct PtReadOptions {
   uint64_t max_expanded_bytes = uint64_t{64} << 20;
   // Largest DEFLATE entry that will be inflated (torch never deflates).
   uint64_t max_inflated_bytes = uint64_t{1} << 34;
+  // The file's budget (read_budget.h), for all its tensors and values
+  // together: inflated storages and copied views are charged to its
+  // expanded bytes before they are made, as are a checkpoint's names and
+  // string values (one string referenced a thousand times is a thousand
+  // copies).
+  ReadLimits limits;
 };
 
 // What data.pkl says about the tensor: its storage record and the view.
@@ -88,9 +95,11 @@ class PtArchive {
   // for the path in messages. Errors as ReadPtTensor's (the legacy format
   // is NotSupported, with how to re-save it).
   // REQUIRES: `bytes` stays valid while the archive lives.
+  // `limits` sets the budget that everything read from the archive shares.
   static StatusOr<PtArchive> Open(std::string_view bytes,
                                   std::shared_ptr<const void> owner,
-                                  const std::string& name);
+                                  const std::string& name,
+                                  const ReadLimits& limits = {});
 
   // The unpickled object torch.save wrote.
   const PickleObject& root() const { return pickle_.root(); }
@@ -99,10 +108,15 @@ class PtArchive {
 
   // The tensor `spec` describes (ParsePtTensorSpec of a part of root()), read
   // from its storage record as ReadPtTensor reads it: zero-copy when it can
-  // be, the storage's CRC-32 checked. `subject` names it in messages.
+  // be, the storage's CRC-32 checked. `subject` names it in messages. An
+  // inflated storage or a copied view is charged to budget() first
+  // (NotSupported when it does not fit); options.limits is not used here.
   StatusOr<Tensor> ReadTensor(const PtTensorSpec& spec,
                               const std::string& subject,
                               const PtReadOptions& options) const;
+
+  // What reading this archive has made so far, against its limits.
+  ReadBudget& budget() const { return *budget_; }
 
  private:
   PtArchive(ZipReader zip) : zip_(std::move(zip)) {}
@@ -113,6 +127,7 @@ class PtArchive {
   Unpickled pickle_;
   bool big_endian_ = false;
   std::shared_ptr<const void> owner_;
+  std::shared_ptr<ReadBudget> budget_;
 };
 
 // Reads the single tensor that torch.save wrote to `path`. When the tensor is

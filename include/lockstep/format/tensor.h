@@ -80,7 +80,8 @@ class Tensor {
 Status VerifyTensorCrc32(const Tensor& t, const std::string& name);
 
 // Product of dims (1 for a 0-d shape). Returns -1 if a dim is negative or the
-// product overflows int64.
+// product of the dims other than 0 overflows int64, as numpy refuses such a
+// shape: (0, INT64_MAX, INT64_MAX) holds no element but is no valid shape.
 int64_t NumElements(const std::vector<int64_t>& shape);
 
 // "[10, 4]" — Python's str() of a list of ints, as msprobe prints shapes.
