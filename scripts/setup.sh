@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Installs lockstep's build and test dependencies from Debian 12's packages
 # (only the missing ones) and builds lockstep into build/, against Debian's
-# LibTorch 1.13; then makes a venv, .venv-torch2/, with torch 2.11.0 from
-# PyPI (LOCKSTEP_TORCH2_VERSION to change it; LOCKSTEP_TORCH2=0 to skip) and
-# builds lockstep again into build-torch2/ against that torch's own
-# TorchConfig.cmake (a CUDA build: the probe's CUDA kernels compile with the
-# toolkit's nvcc where one is installed).
+# LibTorch 1.13. With LOCKSTEP_TORCH2=1 it also makes a venv,
+# .venv-torch2/, with torch 2.11.0 from PyPI (LOCKSTEP_TORCH2_VERSION to
+# change it) and builds lockstep again into build-torch2/ against that
+# torch's own TorchConfig.cmake (a CUDA build: the probe's CUDA kernels
+# compile with the toolkit's nvcc where one is installed). Opt-in until the
+# whole suite passes against torch 2.x (README, "torch versions").
 # Usage: bash scripts/setup.sh [TARGET...]   (as root, or with sudo)
 #        no target: build everything (tests, benchmarks, examples);
 #        e.g. `bash scripts/setup.sh lockstep lenet` builds only those.
@@ -40,7 +41,7 @@ else
   cmake --build build -j"$(nproc)"
 fi
 
-[ "${LOCKSTEP_TORCH2:-1}" = 0 ] && exit 0
+[ "${LOCKSTEP_TORCH2:-0}" = 1 ] || exit 0
 # torch 2.x beside it. The wheel is a CUDA build of several GB (its
 # nvidia-* packages); it runs on the CPU too.
 V=.venv-torch2
