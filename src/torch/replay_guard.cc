@@ -46,22 +46,7 @@ c10::IValue MetaValue(const c10::IValue& v, const c10::Argument& a) {
     at::ScalarType st = t.is_floating_point() ? at::kDouble : t.scalar_type();
     return at::empty(t.sizes(), at::TensorOptions(at::kMeta).dtype(st));
   };
-  if (v.isTensor()) return meta(v.toTensor());
-  if (v.isTensorList()) {
-    c10::List<at::Tensor> out;
-    for (const at::Tensor& t : v.toTensorList()) out.push_back(meta(t));
-    return out;
-  }
-  if (v.isList() &&
-      v.toList().elementType()->kind() == c10::TypeKind::OptionalType) {
-    c10::List<c10::optional<at::Tensor>> out;
-    for (const c10::IValue& item : v.toList().vec()) {
-      out.push_back(item.isTensor()
-                        ? c10::optional<at::Tensor>(meta(item.toTensor()))
-                        : c10::nullopt);
-    }
-    return out;
-  }
+  if (HoldsTensors(v)) return MapTensors(v, meta);
   if (v.isDevice() || (v.isNone() && a.name() == "device")) {
     return c10::Device(c10::kMeta);
   }
@@ -187,6 +172,33 @@ bool IsConvolution(const std::string& name) {
 }
 
 }  // namespace
+
+bool HoldsTensors(const c10::IValue& v) {
+  return v.isTensor() || v.isTensorList() ||
+         (v.isList() &&
+          v.toList().elementType()->kind() == c10::TypeKind::OptionalType);
+}
+
+c10::IValue MapTensors(const c10::IValue& v,
+                       const std::function<at::Tensor(const at::Tensor&)>& f) {
+  if (v.isTensor()) return f(v.toTensor());
+  if (v.isTensorList()) {
+    c10::List<at::Tensor> out;
+    for (const at::Tensor& t : v.toTensorList()) out.push_back(f(t));
+    return out;
+  }
+  if (v.isList() &&
+      v.toList().elementType()->kind() == c10::TypeKind::OptionalType) {
+    c10::List<c10::optional<at::Tensor>> out;
+    for (const c10::IValue& item : v.toList().vec()) {
+      out.push_back(item.isTensor()
+                        ? c10::optional<at::Tensor>(f(item.toTensor()))
+                        : c10::nullopt);
+    }
+    return out;
+  }
+  return v;
+}
 
 std::string FormatBytes(double bytes) {
   const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};

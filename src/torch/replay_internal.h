@@ -215,6 +215,13 @@ void WithinBudget(const BoundCall& call, const std::function<void()>& fn);
 // "1.5 GiB".
 std::string FormatBytes(double bytes);
 
+// Whether `v` is a tensor, a tensor list or a list of optional tensors
+// (index's); MapTensors: `v` with f applied to each tensor in it, other
+// values as they are.
+bool HoldsTensors(const c10::IValue& v);
+c10::IValue MapTensors(const c10::IValue& v,
+                       const std::function<at::Tensor(const at::Tensor&)>& f);
+
 }  // namespace lockstep::replay
 
 #endif  // LOCKSTEP_SRC_TORCH_REPLAY_INTERNAL_H_

@@ -14,28 +14,10 @@ namespace {
 
 // A value as the CPU replay takes it: tensors on the CPU, devices the CPU.
 c10::IValue OnCpu(const c10::IValue& v) {
-  if (v.isTensor()) {
-    const at::Tensor& t = v.toTensor();
-    return t.defined() ? c10::IValue(t.detach().cpu()) : v;
-  }
-  if (v.isTensorList()) {
-    c10::List<at::Tensor> out;
-    for (const at::Tensor& t : v.toTensorList())
-      out.push_back(t.detach().cpu());
-    return out;
-  }
-  if (v.isList() &&
-      v.toList().elementType()->kind() == c10::TypeKind::OptionalType) {
-    c10::List<c10::optional<at::Tensor>> out;
-    for (const c10::IValue& item : v.toList().vec()) {
-      out.push_back(item.isTensor()
-                        ? c10::optional<at::Tensor>(item.toTensor().cpu())
-                        : c10::nullopt);
-    }
-    return out;
-  }
   if (v.isDevice()) return c10::Device(c10::kCPU);
-  return v;
+  return replay::MapTensors(v, [](const at::Tensor& t) {
+    return t.defined() ? t.detach().cpu() : t;
+  });
 }
 
 // The thread's dispatch state as a fresh thread has it: no autocast, no

@@ -465,58 +465,49 @@ bool TensorSummarizer::DeferOnDevice(const at::Tensor& t, Deferred* d) {
   }
 }
 
-void TensorSummarizer::FlushPendingStats() {
-  if (pending_stats_.empty()) return;
+namespace {
+
+// Launches `pending` as one batch (small), else one at a time (single); a
+// slot that still fails keeps its first value (NaN statistics, CRC 0) and
+// the first failure goes to *error.
+template <typename T, typename Pending, typename Chunks, typename Small,
+          typename Single>
+void FlushBatch(Pending* pending, const Chunks& chunks, int64_t per_slot,
+                Small small, Single single, const char* what, Status* error) {
+  if (pending->empty()) return;
   std::vector<at::Tensor> tensors;
-  std::vector<double*> outs;
-  for (const PendingSmall& p : pending_stats_) {
+  std::vector<T*> outs;
+  for (const auto& p : *pending) {
     tensors.push_back(p.tensor);
-    outs.push_back(device_chunks_[p.chunk].values.data_ptr<double>() +
-                   4 * p.index);
+    outs.push_back(chunks[p.chunk].values.template data_ptr<T>() +
+                   per_slot * p.index);
   }
   try {
-    LaunchSmallDeviceStats(tensors.data(), outs.data(),
-                           static_cast<int>(tensors.size()));
+    small(tensors.data(), outs.data(), static_cast<int>(tensors.size()));
   } catch (const c10::Error& e) {
-    // One at a time; a slot that still fails keeps its NaNs.
-    for (const PendingSmall& p : pending_stats_) {
+    for (const auto& p : *pending) {
       try {
-        LaunchDeviceStats(p.tensor, device_chunks_[p.chunk].values, p.index);
+        single(p.tensor, chunks[p.chunk].values, p.index);
       } catch (const c10::Error&) {
-        if (error_.ok()) {
-          error_ =
-              Status::Internal("device statistics", e.what_without_backtrace());
+        if (error->ok()) {
+          *error = Status::Internal(what, e.what_without_backtrace());
         }
       }
     }
   }
-  pending_stats_.clear();
+  pending->clear();
+}
+
+}  // namespace
+
+void TensorSummarizer::FlushPendingStats() {
+  FlushBatch<double>(&pending_stats_, device_chunks_, 4, LaunchSmallDeviceStats,
+                     LaunchDeviceStats, "device statistics", &error_);
 }
 
 void TensorSummarizer::FlushPendingCrcs() {
-  if (pending_crcs_.empty()) return;
-  std::vector<at::Tensor> tensors;
-  std::vector<int32_t*> outs;
-  for (const PendingSmall& p : pending_crcs_) {
-    tensors.push_back(p.tensor);
-    outs.push_back(crc_chunks_[p.chunk].values.data_ptr<int32_t>() + p.index);
-  }
-  try {
-    LaunchSmallDeviceCrcs(tensors.data(), outs.data(),
-                          static_cast<int>(tensors.size()));
-  } catch (const c10::Error& e) {
-    for (const PendingSmall& p : pending_crcs_) {
-      try {
-        LaunchDeviceCrc(p.tensor, crc_chunks_[p.chunk].values, p.index);
-      } catch (const c10::Error&) {
-        if (error_.ok()) {
-          error_ =
-              Status::Internal("device CRC-32", e.what_without_backtrace());
-        }
-      }
-    }
-  }
-  pending_crcs_.clear();
+  FlushBatch<int32_t>(&pending_crcs_, crc_chunks_, 1, LaunchSmallDeviceCrcs,
+                      LaunchDeviceCrc, "device CRC-32", &error_);
 }
 
 void TensorSummarizer::FetchDeviceChunks(std::vector<double>* values) const {
