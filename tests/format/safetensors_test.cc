@@ -204,8 +204,9 @@ TEST(SafetensorsCorruptionTest, FlippedBytesNeverReadOutside) {
       ++ok;
       for (const CheckpointEntry& e : ck->entries) {
         const std::byte* b = reinterpret_cast<const std::byte*>(bad.data());
-        if (e.tensor.data() >= b && e.tensor.data() < b + bad.size())
+        if (e.tensor.data() >= b && e.tensor.data() < b + bad.size()) {
           EXPECT_LE(e.tensor.data() + e.tensor.nbytes(), b + bad.size());
+        }
       }
     }
   }

@@ -153,7 +153,9 @@ inline void SetFirstDivergence(CompareResult* r) {
           DivergenceReason::kPrecision,
           "cosine " + Num(row.cosine) + " < 0.99, max abs err " +
               Num(row.max_abs_err),
-          i};
+          i,
+          /*drift=*/false,
+          /*stack=*/{}};
     return;
   }
 }
