@@ -336,9 +336,23 @@ class RankWalker {
     return std::nullopt;
   }
 
+  // Whether a tensor input differs at all, for runs identical up to it:
+  // any element in tensor mode (error > 0); in statistics mode, beyond
+  // what summing in another order gives (SameStats), so that two devices'
+  // statistics of the same values are not a difference.
+  static bool DiffersAtAll(const CompareRow& r) {
+    if (!r.is_tensor || !(r.error > 0)) return false;
+    if (Known(r.cosine)) return true;
+    return !SameStats(r.target_stats, r.baseline_stats);
+  }
+
   std::optional<FirstDivergence> JudgeInput(size_t p) const {
     const CompareRow& r = Row(p);
-    if (r.error <= r.floor) return std::nullopt;
+    // Runs identical so far (every error seen is exactly 0): a tensor
+    // input no dumped op produced that differs at all, below the rounding
+    // floor too, is the change itself (one parameter element x1.001).
+    bool exact_so_far = seen_err_ == 0 && DiffersAtAll(r);
+    if (r.error <= r.floor && !exact_so_far) return std::nullopt;
     std::optional<size_t> prod = Producer(r);
     if (!r.is_tensor) {
       if (prod && SameStats(rows_[*prod].target_stats, r.target_stats))
@@ -357,7 +371,7 @@ class RankWalker {
                     "change or an op outside the dump)");
     }
     double seen = std::max(seen_err_, r.floor);
-    if (r.error <= kInputJump * seen) return std::nullopt;
+    if (r.error <= kInputJump * seen && !exact_so_far) return std::nullopt;
     std::string what =
         "input " + InputName(r) + " differs (error " + Fmt(r.error) + ")";
     if (seen_err_ == 0) {

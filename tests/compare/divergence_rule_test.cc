@@ -263,6 +263,50 @@ TEST(DivergenceRuleTest, InputJumpAfterNoiseIsNamed) {
       << f.detail;
 }
 
+// Runs identical up to a parameter of which one element was scaled by
+// 1.001: the weight's error is far below the fp32 floor, and is the change.
+TEST(DivergenceRuleTest, AnyDifferenceOfAnUnproducedInputInIdenticalRuns) {
+  auto rows = [](double weight_error, double cosine,
+                 std::array<double, 4> weight_target) {
+    Stream s;
+    s.Tensor("Functional.embedding.0.forward", "input.0", 0, kZ)
+        .Tensor("Functional.embedding.0.forward", "output.0", 0, kX)
+        .Tensor("Functional.linear.0.forward", "input.0", 0, kX)
+        .Tensor("Functional.linear.0.forward", "input.1", weight_error, kW,
+                weight_target)
+        .Tensor("Functional.linear.0.forward", "output.0", weight_error, kY);
+    for (CompareRow& r : s.rows()) r.cosine = cosine;
+    return s.rows();
+  };
+  const double nan = std::nan("");
+  // Tensor mode (a cosine): any element that differs.
+  FirstDivergence f = FindFirstDivergence(rows(1e-7, 1.0, kW), {});
+  ASSERT_TRUE(f.found);
+  EXPECT_EQ(f.row, "Functional.linear.0.forward.input.1");
+  EXPECT_EQ(f.reason, DivergenceReason::kInput);
+  EXPECT_NE(f.detail.find("before any dumped operator diverged"),
+            std::string::npos)
+      << f.detail;
+  // Statistics mode: the mean moved by 1e-5 relative.
+  std::array<double, 4> mean_moved = kW;
+  mean_moved[2] *= 1 + 1e-5;
+  f = FindFirstDivergence(rows(1e-7, nan, mean_moved), {});
+  ASSERT_TRUE(f.found);
+  EXPECT_EQ(f.row, "Functional.linear.0.forward.input.1");
+  // ... but a mean and norm 1e-7 apart (summed in another order) are not a
+  // change, and nothing else differs beyond the floor.
+  std::array<double, 4> resummed = kW;
+  resummed[2] *= 1 + 1e-7;
+  resummed[3] *= 1 - 1e-7;
+  EXPECT_FALSE(FindFirstDivergence(rows(1e-7, nan, resummed), {}).found);
+  // Once an earlier error is not 0 the runs are not identical: the floor
+  // applies again.
+  std::vector<CompareRow> noisy = rows(1e-7, 1.0, kW);
+  noisy[1].error = 1e-9;
+  noisy[2].error = 1e-9;
+  EXPECT_FALSE(FindFirstDivergence(noisy, {}).found);
+}
+
 TEST(DivergenceRuleTest, BackwardIncludesItsForwardError) {
   // The loss's gradient is exact (1.0), but cross_entropy's forward inputs
   // already differed: its backward's output error is explained.
@@ -402,13 +446,17 @@ TEST(DivergenceRuleTest, FallbackNamesTheEarliestNonPassingRow) {
 
 TEST(DivergenceRuleTest, QuotientsAreNamedOnlyWithEqualInputs) {
   // Adam's addcdiv_: noise in near-zero gradients becomes whole steps.
+  // (After an op with a little noise: runs identical up to an input would
+  // make any difference in it the change.)
   Stream s;
-  s.Tensor("Tensor.addcdiv_.0.forward", "input.0", 0, kX)
+  s.Tensor("Torch.add.0.forward", "input.0", 0, kW)
+      .Tensor("Torch.add.0.forward", "output.0", 1e-9, kW)
+      .Tensor("Tensor.addcdiv_.0.forward", "input.0", 0, kX)
       .Tensor("Tensor.addcdiv_.0.forward", "input.1", 1e-6, kY)
       .Tensor("Tensor.addcdiv_.0.forward", "output.0", 0.3, kZ);
   FirstDivergence f = FindFirstDivergence(s.rows(), {});
   EXPECT_TRUE(f.drift);  // input.1 (1e-6) is below the floor, yet not 0
-  s.SetError(1, 0);
+  s.SetError(3, 0);
   f = FindFirstDivergence(s.rows(), {});
   EXPECT_FALSE(f.drift);
   EXPECT_EQ(f.entry, "Tensor.addcdiv_.0.forward");

@@ -36,6 +36,8 @@ GPT = {
                         {"Functional.gelu.0.forward", "Torch.mul.0.forward",
                          "Torch.div.1.forward", "Torch.erf.0.forward"}),
     "changed initialisation": ({}, {"init_scale_block1_fc": 1.5}, {"Functional.linear.6.forward"}),
+    # One weight element x1.001: far below fp32's rounding floor norm-wise.
+    "changed parameter element": ({}, {"nudge_block1_fc": 1.001}, {"Functional.linear.6.forward"}),
     # The hook is on the tensor that linear.1 returns and dropout.1 (p=0)
     # passes through as is: the change is between add.2 and dropout.1.
     "gradient hook": ({}, {"scale_grad_block0_proj": 2.0},

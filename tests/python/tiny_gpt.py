@@ -29,6 +29,7 @@ class Knobs:
     dropout: float = 0.0        # attention and residual dropout
     init_seed: int = 0          # the parameters' seed
     init_scale_block1_fc: float = 1.0  # a changed initialisation
+    nudge_block1_fc: float = 1.0  # one element of block 1's fc weight scaled
     scale_grad_block0_proj: float = 1.0  # a gradient hook on one tensor
     insert_mul_one: bool = False  # an extra `x * 1.0` after the first ln
     insert_linear: bool = False  # an extra linear of other shapes (unused)
@@ -72,6 +73,9 @@ class TinyGPT(torch.nn.Module):
                       p(d, 4 * d), torch.zeros(d)]:             # fc2
                 self.blocks.append(t if isinstance(t, torch.nn.Parameter)
                                    else torch.nn.Parameter(t))
+        if k.nudge_block1_fc != 1.0:
+            with torch.no_grad():
+                self.blocks[12 + 8][3, 5] *= k.nudge_block1_fc
         self.side_w = torch.randn(8, d, generator=torch.Generator().manual_seed(7))
         self.lnf_w = torch.nn.Parameter(torch.ones(d))
         self.lnf_b = torch.nn.Parameter(torch.zeros(d))

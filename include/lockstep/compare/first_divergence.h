@@ -14,7 +14,11 @@
 //      * or no earlier output was it and its error is more than
 //        kInputJump times anything seen before: a parameter or input data
 //        that differs (before the first step: an initialisation or a
-//        checkpoint);
+//        checkpoint). Where every error before it was exactly 0 (runs
+//        identical up to here), any difference counts, below the floor
+//        too: in tensor mode any element, in statistics mode a max or min,
+//        or a mean or norm beyond 1e-6 relative (what summing in another
+//        order may give);
 //  - its output error is more than its inputs' error explains:
 //      out > kAmplification * in + floor   (floor: RoundingFloor of the
 //    output's dtypes), where `in` for a backward entry includes its forward
