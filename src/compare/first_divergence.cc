@@ -9,6 +9,7 @@
 #include <set>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 namespace lockstep {
 namespace {
@@ -226,6 +227,17 @@ class RankWalker {
     return gap;
   }
 
+  // Inserted calls that return their input, walked past (not named): "X
+  // (step 0), Y (step 1)", at most 3 and a count.
+  std::string Harmless() const {
+    std::string out;
+    for (size_t i = 0; i < harmless_.size() && i < 3; ++i)
+      out += (i ? ", " : "") + harmless_[i];
+    if (harmless_.size() > 3)
+      out += " and " + std::to_string(harmless_.size() - 3) + " more";
+    return out;
+  }
+
  private:
   const CompareRow& Row(size_t pos) const { return rows_[order_[pos]]; }
   bool Ignored(size_t pos) const {
@@ -282,6 +294,11 @@ class RankWalker {
     for (size_t p = s.begin; p < s.end; ++p)
       all_unmatched &= Row(p).verdict == Verdict::kUnmatched;
     if (all_unmatched) {
+      if (ReturnsAnInput(s)) {  // `x * 1.0`, `x.float()` of a float
+        harmless_.push_back(head.entry + " (step " +
+                            std::to_string(head.step) + ")");
+        return std::nullopt;
+      }
       return At(s.begin, DivergenceReason::kMissing,
                 "in the target only: no baseline entry matches it (an "
                 "inserted op, or one named differently)");
@@ -344,6 +361,26 @@ class RankWalker {
     if (!r.is_tensor || !(r.error > 0)) return false;
     if (Known(r.cosine)) return true;
     return !SameStats(r.target_stats, r.baseline_stats);
+  }
+
+  // An entry whose every tensor output has exactly the statistics of one
+  // of its tensor inputs (in the target): it returns its input's numbers,
+  // and changes nothing downstream.
+  bool ReturnsAnInput(const Span& s) const {
+    bool any_output = false;
+    for (size_t p = s.begin; p < s.end; ++p) {
+      const CompareRow& o = Row(p);
+      if (o.is_input) continue;
+      if (!o.is_tensor || std::isnan(o.target_stats[0])) return false;
+      any_output = true;
+      bool equal = false;
+      for (size_t q = s.begin; q < s.end && !equal; ++q) {
+        const CompareRow& in = Row(q);
+        equal = in.is_input && in.is_tensor && in.target_stats == o.target_stats;
+      }
+      if (!equal) return false;
+    }
+    return any_output;
   }
 
   std::optional<FirstDivergence> JudgeInput(size_t p) const {
@@ -432,6 +469,8 @@ class RankWalker {
   std::string last_in_place_;
   int last_in_place_step_ = 0;
   std::unordered_multimap<uint64_t, size_t> outputs_;
+  // Inserted calls that return their input ("entry (step s)").
+  std::vector<std::string> harmless_;
   // Keyed by views of the rows' entry names (the rows outlive the walk).
   std::unordered_map<std::string_view, double> forward_err_;
 };
@@ -463,9 +502,15 @@ std::vector<FirstDivergence> FindRankDivergences(
         first_missing = &g;
       }
     }
-    std::optional<FirstDivergence> f =
-        RankWalker(rows, order, first_missing, ignored_inputs).Walk();
-    if (f) out.push_back(std::move(*f));
+    RankWalker walker(rows, order, first_missing, ignored_inputs);
+    std::optional<FirstDivergence> f = walker.Walk();
+    if (f) {
+      if (std::string h = walker.Harmless(); !h.empty()) {
+        f->detail += "; before it, calls in the target only that return "
+                     "their input (not the cause): " + h;
+      }
+      out.push_back(std::move(*f));
+    }
   }
   return out;
 }
@@ -479,7 +524,12 @@ FirstDivergence FindFirstDivergence(const std::vector<CompareRow>& rows,
   }
   if (best.found) return best;
   for (size_t i = 0; i < rows.size(); ++i) {
-    if (rows[i].verdict == Verdict::kPass) continue;
+    // Unmatched rows the walk did not name are calls in the target only
+    // that return their input: not a divergence.
+    if (rows[i].verdict == Verdict::kPass ||
+        rows[i].verdict == Verdict::kUnmatched) {
+      continue;
+    }
     if (ignored_inputs != nullptr && (*ignored_inputs)[i]) continue;
     const CompareRow& r = rows[i];
     std::string detail = JoinMessages(r);

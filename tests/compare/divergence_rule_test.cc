@@ -307,6 +307,42 @@ TEST(DivergenceRuleTest, AnyDifferenceOfAnUnproducedInputInIdenticalRuns) {
   EXPECT_FALSE(FindFirstDivergence(noisy, {}).found);
 }
 
+// An inserted `h * 1.0` returns its input: walked past and listed; the
+// GELU variant after it is named. An inserted cast that rounds is named.
+TEST(DivergenceRuleTest, InsertedCallThatReturnsItsInputIsListedNotNamed) {
+  auto inserted = [](std::array<double, 4> out) {
+    Stream s;
+    s.Tensor("Functional.layer_norm.0.forward", "input.0", 0, kX)
+        .Tensor("Functional.layer_norm.0.forward", "output.0", 0, kY)
+        .Unmatched("Torch.mul.0.forward", "input.0")
+        .Unmatched("Torch.mul.0.forward", "input.1")
+        .Unmatched("Torch.mul.0.forward", "output.0")
+        .Tensor("Functional.gelu.0.forward", "input.0", 0, kY)
+        .Number("Functional.gelu.0.forward", "input.1", 1, 0)
+        .Tensor("Functional.gelu.0.forward", "output.0", 1e-3, kZ);
+    std::vector<CompareRow>& r = s.rows();
+    for (size_t i : {2, 4}) r[i].is_tensor = true;
+    r[2].target_stats = kY;
+    r[3].target_stats[0] = 1.0;  // the number 1.0
+    r[4].target_stats = out;
+    return r;
+  };
+  FirstDivergence f = FindFirstDivergence(inserted(kY), {});
+  ASSERT_TRUE(f.found);
+  EXPECT_EQ(f.entry, "Functional.gelu.0.forward");
+  EXPECT_EQ(f.reason, DivergenceReason::kArgument);
+  EXPECT_NE(f.detail.find("return their input (not the cause): "
+                          "Torch.mul.0.forward (step 0)"),
+            std::string::npos)
+      << f.detail;
+  // Rounded through fp16: its max moved, and it is the change.
+  std::array<double, 4> rounded = kY;
+  rounded[0] = 5.0039;
+  f = FindFirstDivergence(inserted(rounded), {});
+  EXPECT_EQ(f.entry, "Torch.mul.0.forward");
+  EXPECT_EQ(f.reason, DivergenceReason::kMissing);
+}
+
 TEST(DivergenceRuleTest, BackwardIncludesItsForwardError) {
   // The loss's gradient is exact (1.0), but cross_entropy's forward inputs
   // already differed: its backward's output error is explained.

@@ -32,6 +32,7 @@ class Knobs:
     nudge_block1_fc: float = 1.0  # one element of block 1's fc weight scaled
     scale_grad_block0_proj: float = 1.0  # a gradient hook on one tensor
     insert_mul_one: bool = False  # an extra `x * 1.0` after the first ln
+    insert_fp16_cast: bool = False  # an extra round trip through fp16 there
     insert_linear: bool = False  # an extra linear of other shapes (unused)
     decomposed_gelu: bool = False  # GELU written as erf arithmetic
     inplace_view: float = 0.0   # scale a slice of the last MLP's h in place
@@ -88,6 +89,8 @@ class TinyGPT(torch.nn.Module):
         h = F.layer_norm(x, (C,), ln1w, ln1b, eps=k.ln_eps)
         if k.insert_mul_one and i == 0:
             h = h * 1.0
+        if k.insert_fp16_cast and i == 0:
+            h = h.half().float()
         if k.insert_linear and i == 0:
             # A side computation (a probe of the user's own, say): the same
             # API as the block's linears, with other shapes; unused.

@@ -4,7 +4,10 @@
 // Entries are walked in execution order per rank, step by step, carrying
 // what was seen. An entry is the culprit when, first of all:
 //  - it is on one side only (inserted in the target, or missing from it,
-//    where the op streams were aligned);
+//    where the op streams were aligned); except an inserted call whose
+//    every tensor output has exactly the statistics of one of its inputs
+//    (`x * 1.0`): it changes no number, and is listed in the detail of
+//    what is named after it;
 //  - a non-tensor argument differs (gelu's `approximate`, an eps, a dropout
 //    p), unless an earlier dumped output returned that value on both sides;
 //  - a tensor input differs beyond its rounding floor and
