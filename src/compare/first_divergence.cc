@@ -312,6 +312,7 @@ class RankWalker {
       if (auto f = JudgeInput(p)) return f;
       in_err = std::max(in_err, r.error);
     }
+    if (auto f = JudgeDtype(s)) return f;
     std::string fwd = ForwardOf(head.entry);
     if (!fwd.empty()) {
       auto it = forward_err_.find(fwd);
@@ -361,6 +362,35 @@ class RankWalker {
     if (!r.is_tensor || !(r.error > 0)) return false;
     if (Known(r.cosine)) return true;
     return !SameStats(r.target_stats, r.baseline_stats);
+  }
+
+  // The "dtype A vs B" message of a row whose two sides' dtypes differ
+  // (verdict.cc), or "".
+  static std::string_view DtypeMessage(const CompareRow& r) {
+    for (const std::string& m : r.messages) {
+      if (m.rfind("dtype ", 0) == 0) return m;
+    }
+    return {};
+  }
+
+  // An op whose output dtype differs while every input's is the same on
+  // both sides: it computes in another precision (a linear under
+  // autocast, a softmax in bfloat16), whatever its statistics show (a
+  // bfloat16 tensor's are recorded in bfloat16, and round away a change).
+  std::optional<FirstDivergence> JudgeDtype(const Span& s) const {
+    std::optional<size_t> changed;
+    for (size_t p = s.begin; p < s.end; ++p) {
+      const CompareRow& r = Row(p);
+      if (r.verdict == Verdict::kUnmatched || DtypeMessage(r).empty()) continue;
+      if (r.is_input) return std::nullopt;  // the change came in with it
+      if (!changed) changed = p;
+    }
+    if (!changed) return std::nullopt;
+    const CompareRow& r = Row(*changed);
+    return At(*changed, DivergenceReason::kDtype,
+              "output " + std::string(DtypeMessage(r)) +
+                  " where its inputs' dtypes are the same: it computes in "
+                  "another precision");
   }
 
   // An entry whose every tensor output has exactly the statistics of one

@@ -1,6 +1,7 @@
 #include "lockstep/compare/verdict.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <utility>
@@ -145,7 +146,7 @@ RowVerdict JudgeRow(CompareMode mode, const MsprobeRow& row,
   if (a.shape != b.shape)
     Raise(&v, Verdict::kError, DivergenceReason::kShape,
           "shape " + Abbreviate(a.shape) + " vs " + Abbreviate(b.shape));
-  if (a.dtype != b.dtype)
+  if (!SameDtype(a.dtype, b.dtype))
     Raise(&v, Verdict::kWarning, DivergenceReason::kDtype,
           "dtype " + Abbreviate(a.dtype) + " vs " + Abbreviate(b.dtype));
   if (!a.is_tensor && !a.is_null && !PyEquals(a.stats[0], b.stats[0])) {
@@ -188,6 +189,17 @@ double DTypeFloor(const std::string& dtype) {
   }
   if (has("float") || has("Float") || has("complex")) return kFp32;
   return 0;  // integers, bool, strings: exact
+}
+
+std::string NormalizedDtype(std::string_view d) {
+  if (d.starts_with("torch.")) d.remove_prefix(6);
+  std::string out(d);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+bool SameDtype(std::string_view a, std::string_view b) {
+  return a == b || NormalizedDtype(a) == NormalizedDtype(b);
 }
 
 double RoundingFloor(const std::string& a, const std::string& b) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "lockstep/compare/first_divergence.h"
+#include "lockstep/compare/verdict.h"
 
 namespace lockstep {
 namespace {
@@ -341,6 +342,44 @@ TEST(DivergenceRuleTest, InsertedCallThatReturnsItsInputIsListedNotNamed) {
   f = FindFirstDivergence(inserted(rounded), {});
   EXPECT_EQ(f.entry, "Torch.mul.0.forward");
   EXPECT_EQ(f.reason, DivergenceReason::kMissing);
+}
+
+// A linear under autocast: fp32 inputs on both sides, a bfloat16 output in
+// the target whose statistics (recorded in bfloat16) barely move. The
+// softmax after it, whose input dtype differs, is not the change.
+TEST(DivergenceRuleTest, OutputDtypeChangeWithSameInputDtypesIsNamed) {
+  Stream s;
+  s.Tensor("Functional.linear.0.forward", "input.0", 0, kX)
+      .Tensor("Functional.linear.0.forward", "input.1", 0, kW)
+      .Tensor("Functional.linear.0.forward", "output.0", 0, kY)
+      .Tensor("Functional.softmax.0.forward", "input.0", 0, kY)
+      .Tensor("Functional.softmax.0.forward", "output.0", 1e-2, kZ);
+  std::vector<CompareRow>& r = s.rows();
+  EXPECT_EQ(FindFirstDivergence(r, {}).entry, "Functional.softmax.0.forward");
+  for (size_t i : {2, 3}) {
+    r[i].messages.push_back("dtype torch.bfloat16 vs torch.float32");
+    r[i].reason = DivergenceReason::kDtype;
+  }
+  FirstDivergence f = FindFirstDivergence(r, {});
+  ASSERT_TRUE(f.found);
+  EXPECT_EQ(f.entry, "Functional.linear.0.forward");
+  EXPECT_EQ(f.reason, DivergenceReason::kDtype);
+  EXPECT_EQ(f.row, "Functional.linear.0.forward.output.0");
+  EXPECT_NE(f.detail.find("bfloat16 vs torch.float32"), std::string::npos)
+      << f.detail;
+  // With an input's dtype changed too, the change came in with it.
+  r[0].messages.push_back("dtype torch.bfloat16 vs torch.float32");
+  EXPECT_EQ(FindFirstDivergence(r, {}).entry, "Functional.softmax.0.forward");
+}
+
+// msprobe's cross_dtype_mapping: MindSpore's names against PyTorch's.
+TEST(DivergenceRuleTest, DtypeNamesAcrossFrameworks) {
+  EXPECT_TRUE(SameDtype("BFloat16", "torch.bfloat16"));
+  EXPECT_TRUE(SameDtype("Float32", "torch.float32"));
+  EXPECT_TRUE(SameDtype("Int64", "torch.int64"));
+  EXPECT_FALSE(SameDtype("Float16", "torch.bfloat16"));
+  EXPECT_FALSE(SameDtype("torch.float32", "torch.float64"));
+  EXPECT_EQ(NormalizedDtype("torch.bfloat16"), "bfloat16");
 }
 
 TEST(DivergenceRuleTest, BackwardIncludesItsForwardError) {

@@ -44,6 +44,9 @@ GPT = {
                         {"Functional.gelu.0.forward", "Torch.mul.0.forward",
                          "Torch.div.1.forward", "Torch.erf.0.forward"}),
     "changed initialisation": ({}, {"init_scale_block1_fc": 1.5}, {"Functional.linear.6.forward"}),
+    # Block 1 under autocast: its first linear computes in bfloat16 (the
+    # output's dtype changes; its statistics, in bfloat16, barely move).
+    "autocast over block 1": ({}, {"autocast_block1": True}, {"Functional.linear.4.forward"}),
     # One weight element x1.001: far below fp32's rounding floor norm-wise.
     "changed parameter element": ({}, {"nudge_block1_fc": 1.001}, {"Functional.linear.6.forward"}),
     # The hook is on the tensor that linear.1 returns and dropout.1 (p=0)

@@ -33,6 +33,7 @@ class Knobs:
     scale_grad_block0_proj: float = 1.0  # a gradient hook on one tensor
     insert_mul_one: bool = False  # an extra `x * 1.0` after the first ln
     insert_fp16_cast: bool = False  # an extra round trip through fp16 there
+    autocast_block1: bool = False  # block 1 under torch.autocast bfloat16
     insert_linear: bool = False  # an extra linear of other shapes (unused)
     decomposed_gelu: bool = False  # GELU written as erf arithmetic
     inplace_view: float = 0.0   # scale a slice of the last MLP's h in place
@@ -145,7 +146,12 @@ class TinyGPT(torch.nn.Module):
         else:
             w = self.lnf_w
         for i in range(k.blocks):
-            x = self.block(i, x)
+            if k.autocast_block1 and i == 1:
+                with torch.autocast("cpu", dtype=torch.bfloat16):
+                    x = self.block(i, x)
+                x = x.float()
+            else:
+                x = self.block(i, x)
         x = F.layer_norm(x, (k.d,), w, self.lnf_b, eps=k.ln_eps)
         logits = F.linear(x, self.tok)       # tied head
         return F.cross_entropy(logits.view(-1, k.vocab), targets.view(-1))

@@ -10,6 +10,10 @@
 //    what is named after it;
 //  - a non-tensor argument differs (gelu's `approximate`, an eps, a dropout
 //    p), unless an earlier dumped output returned that value on both sides;
+//  - an output's dtype differs while every input's is the same on both
+//    sides (a linear under autocast, a softmax in bfloat16): named whatever
+//    the statistics show, which for a bfloat16 tensor are recorded in
+//    bfloat16 and round the change away;
 //  - a tensor input differs beyond its rounding floor and
 //      * an earlier output was that tensor in the baseline but not in the
 //        target (matched by max/min/mean/norm): it changed between the two

@@ -21,6 +21,7 @@
 
 #include <limits>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "lockstep/compare/msprobe_row.h"
@@ -44,6 +45,13 @@ RowVerdict JudgeRow(CompareMode mode, const MsprobeRow& row,
 // once) for 16- and 8-bit floats, 128 u for fp32 and fp64 (accumulation over
 // ~16k terms with sqrt(n) growth); 0 for integers, bool and strings.
 double RoundingFloor(const std::string& dtype_a, const std::string& dtype_b);
+
+// A dtype name across frameworks: "torch.bfloat16" and MindSpore's
+// "BFloat16" both give "bfloat16" ("Float32" -> "float32", "Int64" ->
+// "int64"); other names lower-cased.
+std::string NormalizedDtype(std::string_view dtype);
+// Whether two dtype names are one dtype (NormalizedDtype).
+bool SameDtype(std::string_view a, std::string_view b);
 
 // A row's error estimate for the first-divergence rule (see
 // CompareRow::error); NaN and floor 0 when the row is unmatched.
