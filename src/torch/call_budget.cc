@@ -3,6 +3,7 @@
 #include <c10/core/Allocator.h>
 #include <c10/core/CPUAllocator.h>
 #include <c10/util/Exception.h>
+#include <torch/version.h>
 
 #include <algorithm>
 #include <atomic>
@@ -64,11 +65,27 @@ void TrackedDelete(void* p) {
   b->inner(p);
 }
 
+// c10::Allocator::allocate is const up to torch 2.2; from 2.3 it is not,
+// and copy_data is a pure virtual of its own.
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 3)
+#define LOCKSTEP_ALLOCATE_CONST
+#define LOCKSTEP_ALLOCATOR_COPY_DATA 1
+#else
+#define LOCKSTEP_ALLOCATE_CONST const
+#define LOCKSTEP_ALLOCATOR_COPY_DATA 0
+#endif
+
 class CountingAllocator final : public c10::Allocator {
  public:
   explicit CountingAllocator(c10::Allocator* base) : base_(base) {}
 
-  c10::DataPtr allocate(size_t n) const override {
+#if LOCKSTEP_ALLOCATOR_COPY_DATA
+  void copy_data(void* dest, const void* src, std::size_t count) const override {
+    base_->copy_data(dest, src, count);
+  }
+#endif
+
+  c10::DataPtr allocate(size_t n) LOCKSTEP_ALLOCATE_CONST override {
     const std::shared_ptr<State>& s = t_scope;
     if (!s || n == 0) return base_->allocate(n);
     Reserve(*s, n);
