@@ -6,8 +6,8 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <memory>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -62,7 +62,8 @@ ChunkSource Chunks(int n, size_t size) {
 
 std::string ChunksText(int n, size_t size) {
   std::string text;
-  for (int i = 0; i < n; ++i) text.append(size, static_cast<char>('a' + i % 26));
+  for (int i = 0; i < n; ++i)
+    text.append(size, static_cast<char>('a' + i % 26));
   return text;
 }
 

@@ -98,8 +98,8 @@ class FaultEnv : public EnvWrapper {
       cut.back().iov_len = std::min(fit, iov[i].iov_len);
       fit -= cut.back().iov_len;
     }
-    ssize_t w = target()->PWritev(fd, cut.data(), static_cast<int>(cut.size()),
-                                  at);
+    ssize_t w =
+        target()->PWritev(fd, cut.data(), static_cast<int>(cut.size()), at);
     if (w > 0) Grew(f, at + w);
     return w;
   }
@@ -126,8 +126,9 @@ class FaultEnv : public EnvWrapper {
     std::lock_guard<std::mutex> lock(mu_);
     if (Failed(kRename)) return -1;
     struct stat old_to, st;
-    bool replaces = ::lstat(to.c_str(), &old_to) == 0 &&
-                    !(::lstat(from.c_str(), &st) == 0 && Key(st) == Key(old_to));
+    bool replaces =
+        ::lstat(to.c_str(), &old_to) == 0 &&
+        !(::lstat(from.c_str(), &st) == 0 && Key(st) == Key(old_to));
     int rc = target()->Rename(from, to);
     if (rc == 0 && replaces) Forget(old_to);
     return rc;

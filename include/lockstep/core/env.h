@@ -80,9 +80,7 @@ class EnvWrapper : public Env {
   int Link(const std::string& from, const std::string& to) override {
     return target_->Link(from, to);
   }
-  int Unlink(const std::string& path) override {
-    return target_->Unlink(path);
-  }
+  int Unlink(const std::string& path) override { return target_->Unlink(path); }
   int Mkdir(const std::string& path, mode_t mode) override {
     return target_->Mkdir(path, mode);
   }
