@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
 
 namespace lockstep {
@@ -42,6 +43,25 @@ class PosixEnv final : public Env {
 std::atomic<Env*> g_current_env{nullptr};  // null: Default()
 
 }  // namespace
+
+bool Env::WriteAll(int fd, std::string_view data) {
+  const char* p = data.data();
+  size_t left = data.size();
+  while (left > 0) {
+    ssize_t n = Write(fd, p, left);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    if (n == 0) {  // no progress and no reason: do not spin
+      errno = EIO;
+      return false;
+    }
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+  return true;
+}
 
 Env* Env::Default() {
   static PosixEnv* env = new PosixEnv();  // never deleted: used at exit too

@@ -242,27 +242,6 @@ StatusOr<std::string> ReadFileToString(const std::string& path) {
 
 namespace {
 
-// Writes all of `data` to `fd`, resuming short writes and retrying on
-// EINTR; errno is kept on failure.
-bool WriteAll(Env* env, int fd, std::string_view data) {
-  const char* p = data.data();
-  size_t left = data.size();
-  while (left > 0) {
-    ssize_t n = env->Write(fd, p, left);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    if (n == 0) {  // no progress and no reason: do not spin
-      errno = EIO;
-      return false;
-    }
-    p += n;
-    left -= static_cast<size_t>(n);
-  }
-  return true;
-}
-
 // Creates `file`, which must not exist (not even as a symbolic link: a
 // link planted at the name is never followed), and writes `data` to it; on
 // failure removes what it created. Messages name `path`, the file the
@@ -283,7 +262,7 @@ Status WriteNewFileFrom(Env* env, const std::string& path,
   for (;;) {
     chunk.clear();
     bool more = source(&chunk);
-    if (!WriteAll(env, fd, chunk)) {
+    if (!env->WriteAll(fd, chunk)) {
       Status s = ErrnoStatus(path, "write failed");
       env->Close(fd);
       env->Unlink(file);

@@ -19,6 +19,7 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 
 namespace lockstep {
 
@@ -52,6 +53,11 @@ class Env {
   virtual int Link(const std::string& from, const std::string& to) = 0;
   virtual int Unlink(const std::string& path) = 0;
   virtual int Mkdir(const std::string& path, mode_t mode) = 0;
+
+  // Writes all of `data` to `fd` with Write: resumes short writes, retries
+  // EINTR. False on failure, with errno set (EIO for a write that makes no
+  // progress and says nothing).
+  bool WriteAll(int fd, std::string_view data);
 };
 
 // An Env that forwards every call to `target`: a test overrides only the
