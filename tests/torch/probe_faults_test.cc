@@ -200,13 +200,17 @@ TEST_F(ProbeTest, PlantedLinksInTheDumpPathAreNeverWrittenThrough) {
 // every writer goes through; no root, runs everywhere).
 enum class Disk { kTmpfs, kFaultEnv };
 
+std::string DiskName(Disk d) {
+  return d == Disk::kTmpfs ? "Tmpfs" : "FaultEnv";
+}
+
 class FullDiskTest : public ProbeTest,
                      public ::testing::WithParamInterface<Disk> {
  protected:
   void SetUp() override {
     ProbeTest::SetUp();
     // The test's name has a '/' (".../FaultEnv"): one directory, not two.
-    std::string name = dir_.filename().string() + "_" + ParamName(GetParam());
+    std::string name = dir_.filename().string() + "_" + DiskName(GetParam());
     dir_ = dir_.parent_path() / name;
     fs::remove_all(dir_);
     fs::create_directories(dir_);
@@ -223,9 +227,6 @@ class FullDiskTest : public ProbeTest,
     scope_.reset();
     if (mounted_) testing::UnmountTmpfs(dir_.string());
     ProbeTest::TearDown();
-  }
-  static std::string ParamName(Disk d) {
-    return d == Disk::kTmpfs ? "Tmpfs" : "FaultEnv";
   }
   // Fills the disk but `leave` bytes.
   void Fill(size_t leave) {
@@ -263,7 +264,7 @@ class FullDiskTest : public ProbeTest,
 INSTANTIATE_TEST_SUITE_P(Disks, FullDiskTest,
                          ::testing::Values(Disk::kTmpfs, Disk::kFaultEnv),
                          [](const ::testing::TestParamInfo<Disk>& info) {
-                           return FullDiskTest::ParamName(info.param);
+                           return DiskName(info.param);
                          });
 
 TEST_P(FullDiskTest, TensorFilesThatDoNotFitAreListedAndTrainingGoesOn) {
