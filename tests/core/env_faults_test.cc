@@ -220,5 +220,19 @@ TEST_F(EnvFaultsTest, RemovingAFileFreesItsBytes) {
   ASSERT_TRUE(WriteFileAtomic(dir_ + "b", std::string(2000, 'x')).ok());
 }
 
+// With blocks, as on a real file system, a file takes whole blocks.
+TEST_F(EnvFaultsTest, FilesTakeWholeBlocks) {
+  ScopedEnv scope(&env_);
+  env_.SetBlockBytes(4096);
+  env_.SetFreeBytes(3 * 4096 + 100);
+  ASSERT_TRUE(WriteFileAtomic(path_, "x").ok());
+  EXPECT_EQ(env_.free_bytes(), 2 * 4096u + 100);
+  ASSERT_TRUE(WriteFileAtomic(dir_ + "b", std::string(4097, 'x')).ok());
+  EXPECT_EQ(env_.free_bytes(), 100u);
+  ExpectFailed(WriteFileAtomic(path_, "y"), "No space left on device");
+  ASSERT_TRUE(RemoveFileIfPresent(dir_ + "b").ok());
+  EXPECT_EQ(env_.free_bytes(), 2 * 4096u + 100);
+}
+
 }  // namespace
 }  // namespace lockstep

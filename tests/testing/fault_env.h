@@ -41,6 +41,12 @@ class FaultEnv : public EnvWrapper {
     std::lock_guard<std::mutex> lock(mu_);
     free_ = bytes;
   }
+  // Files take whole blocks of `bytes` (1 by default: exact sizes; 4096 as
+  // tmpfs and most file systems). Set it before writing.
+  void SetBlockBytes(uint64_t bytes) {
+    std::lock_guard<std::mutex> lock(mu_);
+    block_ = std::max<uint64_t>(bytes, 1);
+  }
   uint64_t free_bytes() const {
     std::lock_guard<std::mutex> lock(mu_);
     return free_;
@@ -110,7 +116,7 @@ class FaultEnv : public EnvWrapper {
     auto it = f.known ? held_.find(f.key) : held_.end();
     if (rc == 0 && it != held_.end() &&
         it->second > static_cast<uint64_t>(length)) {
-      Refund(it->second - length);
+      Refund(Blocks(it->second) - Blocks(length));
       it->second = length;
     }
     return rc;
@@ -187,8 +193,9 @@ class FaultEnv : public EnvWrapper {
       ++short_writes_;
     }
     if (free_ == kUnlimited || at < 0 || !f.known) return n;
-    uint64_t end = std::max<uint64_t>(f.size, at);  // a hole costs nothing
-    uint64_t room = end - at + free_;
+    // The file may grow to the end of its last block and the free ones.
+    uint64_t limit = Blocks(f.size) + free_ / block_ * block_;
+    uint64_t room = limit > static_cast<uint64_t>(at) ? limit - at : 0;
     if (n <= room) return n;
     if (room == 0) {
       ++failures_[kWrite];
@@ -199,8 +206,11 @@ class FaultEnv : public EnvWrapper {
   // Counts the bytes by which `f` grew, to `end`.
   void Grew(const File& f, off_t end) {
     if (!f.known || static_cast<uint64_t>(end) <= f.size) return;
-    uint64_t added = end - f.size;
-    held_[f.key] += added;
+    uint64_t& held = held_[f.key];
+    uint64_t base = std::max(held, f.size);
+    uint64_t top = std::max<uint64_t>(base, end);
+    uint64_t added = Blocks(top) - Blocks(base);
+    held = top;
     if (free_ != kUnlimited) free_ -= std::min(free_, added);
   }
   // A name of `st` (as it was before) is gone: its bytes come back if that
@@ -209,8 +219,12 @@ class FaultEnv : public EnvWrapper {
     if (!S_ISREG(st.st_mode) || st.st_nlink > 1) return;
     auto it = held_.find(Key(st));
     if (it == held_.end()) return;
-    Refund(it->second);
+    Refund(Blocks(it->second));
     held_.erase(it);
+  }
+  // The bytes that a file of `size` bytes takes on the disk.
+  uint64_t Blocks(uint64_t size) const {
+    return (size + block_ - 1) / block_ * block_;
   }
   void Refund(uint64_t bytes) {
     if (free_ != kUnlimited) free_ += bytes;
@@ -218,12 +232,13 @@ class FaultEnv : public EnvWrapper {
 
   mutable std::mutex mu_;
   uint64_t free_ = kUnlimited;
+  uint64_t block_ = 1;
   size_t max_write_ = 0;
   int fail_[kOps] = {};
   int failures_[kOps] = {};
   int short_writes_ = 0;
   std::set<int> writable_;             // descriptors open for writing
-  std::map<InodeKey, uint64_t> held_;  // bytes each file written holds
+  std::map<InodeKey, uint64_t> held_;  // size of each file written
 };
 
 }  // namespace lockstep::testing

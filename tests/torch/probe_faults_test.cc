@@ -210,11 +210,13 @@ class FullDiskTest : public ProbeTest,
   void SetUp() override {
     ProbeTest::SetUp();
     // The test's name has a '/' (".../FaultEnv"): one directory, not two.
-    std::string name = dir_.filename().string() + "_" + DiskName(GetParam());
-    dir_ = dir_.parent_path() / name;
+    std::string name =
+        dir_.parent_path().filename().string() + "_" + DiskName(GetParam());
+    dir_ = dir_.parent_path().parent_path() / name;
     fs::remove_all(dir_);
     fs::create_directories(dir_);
     if (GetParam() == Disk::kFaultEnv) {
+      env_.SetBlockBytes(4096);  // as tmpfs: a 5 KiB file takes 8 KiB
       env_.SetFreeBytes(256 << 10);
       scope_.emplace(&env_);
       return;
