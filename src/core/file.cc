@@ -17,6 +17,8 @@
 #include <random>
 #include <system_error>
 
+#include "lockstep/core/env.h"
+
 namespace lockstep {
 namespace {
 
@@ -240,31 +242,16 @@ StatusOr<std::string> ReadFileToString(const std::string& path) {
 
 namespace {
 
-// Writes all of `data` to `fd`, retrying on EINTR; errno is kept on failure.
-bool WriteAll(int fd, std::string_view data) {
-  const char* p = data.data();
-  size_t left = data.size();
-  while (left > 0) {
-    ssize_t n = ::write(fd, p, left);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    p += n;
-    left -= static_cast<size_t>(n);
-  }
-  return true;
-}
-
 // Creates `file`, which must not exist (not even as a symbolic link: a
 // link planted at the name is never followed), and writes `data` to it; on
 // failure removes what it created. Messages name `path`, the file the
 // caller means (`file` may be its temporary name). `*exists` (if given) is
 // set when the name was taken.
-Status WriteNewFileFrom(const std::string& path, const std::string& file,
-                        const ChunkSource& source, bool* exists = nullptr) {
-  int fd = ::open(file.c_str(),
-                  O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+Status WriteNewFileFrom(Env* env, const std::string& path,
+                        const std::string& file, const ChunkSource& source,
+                        bool* exists = nullptr) {
+  int fd = env->Open(file, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                     0644);
   if (fd < 0) {
     if (exists != nullptr) *exists = errno == EEXIST;
     return ErrnoStatus(path, errno == EEXIST ? "cannot create (the name is "
@@ -275,17 +262,17 @@ Status WriteNewFileFrom(const std::string& path, const std::string& file,
   for (;;) {
     chunk.clear();
     bool more = source(&chunk);
-    if (!WriteAll(fd, chunk)) {
+    if (!env->WriteAll(fd, chunk)) {
       Status s = ErrnoStatus(path, "write failed");
-      ::close(fd);
-      ::unlink(file.c_str());
+      env->Close(fd);
+      env->Unlink(file);
       return s;
     }
     if (!more) break;
   }
-  if (::close(fd) != 0) {
+  if (env->Close(fd) != 0) {
     Status s = ErrnoStatus(path, "close failed");
-    ::unlink(file.c_str());
+    env->Unlink(file);
     return s;
   }
   return Status::Ok();
@@ -296,11 +283,6 @@ ChunkSource WholeText(std::string_view data) {
     chunk->assign(data);
     return false;
   };
-}
-
-Status WriteNewFile(const std::string& path, const std::string& file,
-                    std::string_view data, bool* exists = nullptr) {
-  return WriteNewFileFrom(path, file, WholeText(data), exists);
 }
 
 // A temporary name beside `path` that no other writer picks: the pid, a
@@ -322,12 +304,12 @@ std::string TempName(const std::string& path) {
 
 // Writes the source's text under a fresh temporary name beside `path`;
 // returns it.
-StatusOr<std::string> WriteTemp(const std::string& path,
+StatusOr<std::string> WriteTemp(Env* env, const std::string& path,
                                 const ChunkSource& source) {
   for (int attempt = 0;; ++attempt) {
     std::string tmp = TempName(path);
     bool exists = false;
-    Status s = WriteNewFileFrom(path, tmp, source, &exists);
+    Status s = WriteNewFileFrom(env, path, tmp, source, &exists);
     if (s.ok()) return tmp;
     if (!exists || attempt == 8) return s;
   }
@@ -336,16 +318,18 @@ StatusOr<std::string> WriteTemp(const std::string& path,
 }  // namespace
 
 Status WriteFileDirect(const std::string& path, std::string_view data) {
-  return WriteNewFile(path, path, data);
+  return WriteNewFileFrom(Env::Current(), path, path, WholeText(data));
 }
 
 Status WriteFileAtomic(const std::string& path, std::string_view data) {
-  LOCKSTEP_ASSIGN_OR_RETURN(std::string tmp, WriteTemp(path, WholeText(data)));
+  Env* env = Env::Current();
+  LOCKSTEP_ASSIGN_OR_RETURN(std::string tmp,
+                            WriteTemp(env, path, WholeText(data)));
   // rename() replaces whatever is at `path`, a symbolic link included,
   // without following it.
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+  if (env->Rename(tmp, path) != 0) {
     Status s = ErrnoStatus(path, "rename failed");
-    ::unlink(tmp.c_str());
+    env->Unlink(tmp);
     return s;
   }
   return Status::Ok();
@@ -358,11 +342,12 @@ StatusOr<bool> WriteFileIfAbsent(const std::string& path,
 
 StatusOr<bool> WriteFileIfAbsentFrom(const std::string& path,
                                      const ChunkSource& source) {
-  LOCKSTEP_ASSIGN_OR_RETURN(std::string tmp, WriteTemp(path, source));
+  Env* env = Env::Current();
+  LOCKSTEP_ASSIGN_OR_RETURN(std::string tmp, WriteTemp(env, path, source));
   // link() publishes the whole file under `path` only if nothing is there.
-  int rc = ::link(tmp.c_str(), path.c_str());
+  int rc = env->Link(tmp, path);
   int err = errno;
-  ::unlink(tmp.c_str());
+  env->Unlink(tmp);
   if (rc == 0) return true;
   if (err == EEXIST) return false;
   errno = err;
@@ -420,13 +405,14 @@ bool IsTempName(std::string_view name) {
 }  // namespace
 
 std::vector<std::string> DirLock::RemoveStaleTempFiles() const {
+  Env* env = Env::Current();
   std::vector<std::string> removed;
   std::error_code ec;
   for (std::filesystem::directory_iterator it(dir_, ec), end; !ec && it != end;
        it.increment(ec)) {
     std::string name = it->path().filename().string();
     if (!IsTempName(name) || !it->is_regular_file(ec)) continue;
-    if (::unlink(it->path().c_str()) == 0) removed.push_back(name);
+    if (env->Unlink(it->path().string()) == 0) removed.push_back(name);
   }
   return removed;
 }
@@ -438,17 +424,35 @@ StatusOr<std::string> MakePrivateTempDir(const std::string& beside) {
   return tmpl;
 }
 
+namespace {
+
+// CreateDirs through `env`: the parents first, as create_directories does
+// (symbolic links followed). Messages name `whole`, the path asked for.
+Status CreateDirsWith(Env* env, const std::string& whole, std::string path) {
+  while (path.size() > 1 && path.back() == '/') path.pop_back();
+  if (IsDirectory(path)) return Status::Ok();
+  size_t slash = path.rfind('/');
+  if (slash != std::string::npos && slash > 0)
+    LOCKSTEP_RETURN_IF_ERROR(CreateDirsWith(env, whole, path.substr(0, slash)));
+  if (env->Mkdir(path, 0755) == 0) return Status::Ok();
+  int err = errno;
+  if (err == EEXIST && IsDirectory(path)) return Status::Ok();  // a race
+  return Status::IoError(
+      whole, std::string("cannot create directory: ") + std::strerror(err));
+}
+
+}  // namespace
+
 Status CreateDirs(const std::string& path) {
-  std::error_code ec;
-  std::filesystem::create_directories(path, ec);
-  if (ec)
-    return Status::IoError(path, "cannot create directory: " + ec.message());
-  return Status::Ok();
+  if (path.empty())
+    return Status::IoError(path, "cannot create directory: empty path");
+  return CreateDirsWith(Env::Current(), path, path);
 }
 
 Status CreateDirsUnder(const std::string& root, const std::string& path) {
   LOCKSTEP_RETURN_IF_ERROR(CreateDirs(root));
   if (path.size() <= root.size()) return Status::Ok();
+  Env* env = Env::Current();
   std::string at = root;
   size_t b = root.size() + 1;
   while (b <= path.size()) {
@@ -460,7 +464,7 @@ Status CreateDirsUnder(const std::string& root, const std::string& path) {
     at += "/" + part;
     if (part == "..")
       return Status::InvalidArgument(at, "refused: '..' below the dump root");
-    if (::mkdir(at.c_str(), 0755) == 0) continue;
+    if (env->Mkdir(at, 0755) == 0) continue;
     if (errno != EEXIST) return ErrnoStatus(at, "cannot create directory");
     struct stat st;
     if (::lstat(at.c_str(), &st) != 0) return ErrnoStatus(at, "cannot stat");
@@ -493,7 +497,7 @@ Status CheckOutputFile(const std::string& path) {
 }
 
 Status RemoveFileIfPresent(const std::string& path) {
-  if (::unlink(path.c_str()) == 0 || errno == ENOENT) return Status::Ok();
+  if (Env::Current()->Unlink(path) == 0 || errno == ENOENT) return Status::Ok();
   return ErrnoStatus(path, "cannot remove");
 }
 

@@ -1,5 +1,6 @@
 #include "lockstep/curve/tb_writer.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -50,16 +51,21 @@ StatusOr<std::unique_ptr<TensorBoardWriter>> TensorBoardWriter::Create(
     LOCKSTEP_RETURN_IF_ERROR(CreateDirs(path));
     file_path = FileNameIn(path);
   }
-  std::FILE* f = std::fopen(file_path.c_str(), "wb");
-  if (f == nullptr) return Status::IoError(file_path, std::strerror(errno));
-  std::unique_ptr<TensorBoardWriter> w(new TensorBoardWriter(file_path, f));
+  Env* env = Env::Current();
+  int fd = env->Open(file_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (fd < 0) return Status::IoError(file_path, std::strerror(errno));
+  std::unique_ptr<TensorBoardWriter> w(
+      new TensorBoardWriter(env, file_path, fd));
   std::string event = EventHeader(0);
   curve_internal::AppendLenField(&event, 3, "brain.Event:2");
   LOCKSTEP_RETURN_IF_ERROR(w->WriteEvent(event));
   return w;
 }
 
-TensorBoardWriter::~TensorBoardWriter() { std::fclose(file_); }
+TensorBoardWriter::~TensorBoardWriter() {
+  (void)Flush();
+  env_->Close(fd_);
+}
 
 Status TensorBoardWriter::AddScalar(std::string_view tag, int64_t step,
                                     double value) {
@@ -75,16 +81,16 @@ Status TensorBoardWriter::AddScalar(std::string_view tag, int64_t step,
 }
 
 Status TensorBoardWriter::WriteEvent(const std::string& event) {
-  std::string record = EncodeTfRecord(event);
-  if (std::fwrite(record.data(), 1, record.size(), file_) != record.size()) {
-    return Status::IoError(path_, std::strerror(errno));
-  }
-  return Status::Ok();
+  buffer_ += EncodeTfRecord(event);
+  constexpr size_t kBufferBytes = 8192;  // as stdio's
+  return buffer_.size() < kBufferBytes ? Status::Ok() : Flush();
 }
 
 Status TensorBoardWriter::Flush() {
-  if (std::fflush(file_) != 0)
-    return Status::IoError(path_, std::strerror(errno));
+  bool written = env_->WriteAll(fd_, buffer_);
+  int err = errno;
+  buffer_.clear();  // on failure the events are lost, as with stdio's
+  if (!written) return Status::IoError(path_, std::strerror(err));
   return Status::Ok();
 }
 

@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "format/str_cat.h"
+#include "lockstep/core/env.h"
 #include "lockstep/core/file.h"
 #include "lockstep/format/crc32.h"
 #include "lockstep/format/discovery.h"
@@ -236,7 +237,7 @@ StatusOr<ExportSummary> ExportDump(const std::string& dump,
   if (st.ok() && ::chmod(tmp.c_str(), 0755) != 0)
     st = Status::IoError(tmp, "cannot set the directory's mode");
   if (st.ok()) st = CheckExportOut(out);  // nothing appeared there meanwhile
-  if (st.ok() && std::rename(tmp.c_str(), out.c_str()) != 0)
+  if (st.ok() && Env::Current()->Rename(tmp, out) != 0)
     st = Status::IoError(out, "cannot rename the export into place");
   if (!st.ok()) {
     std::error_code ec;

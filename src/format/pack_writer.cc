@@ -40,17 +40,18 @@ std::string EncodePackIndex(const std::vector<PackEntry>& entries) {
 
 }  // namespace
 
-PackWriter::PackWriter(std::string path, int fd, NpyWriteOptions npy)
-    : path_(std::move(path)), npy_(npy), fd_(fd) {}
+PackWriter::PackWriter(Env* env, std::string path, int fd, NpyWriteOptions npy)
+    : env_(env), path_(std::move(path)), npy_(npy), fd_(fd) {}
 
 PackWriter::~PackWriter() {
-  if (fd_ >= 0) ::close(fd_);
+  if (fd_ >= 0) env_->Close(fd_);
 }
 
 StatusOr<std::unique_ptr<PackWriter>> PackWriter::Create(
     const std::string& path, NpyWriteOptions npy) {
-  int fd = ::open(path.c_str(),
-                  O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  Env* env = Env::Current();
+  int fd = env->Open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                     0644);
   if (fd < 0) {
     int err = errno;
     return PackErrno(
@@ -58,7 +59,7 @@ StatusOr<std::unique_ptr<PackWriter>> PackWriter::Create(
         err == EEXIST ? "cannot create (the name is taken)" : "cannot create",
         err);
   }
-  std::unique_ptr<PackWriter> w(new PackWriter(path, fd, npy));
+  std::unique_ptr<PackWriter> w(new PackWriter(env, path, fd, npy));
   std::string header(kPackMagic);
   PutPackLe(kPackVersion, 4, &header);
   PutPackLe(kPackAlignment, 4, &header);
@@ -91,7 +92,7 @@ Status PackWriter::WriteAt(const std::string_view* pieces, size_t n,
   iovec* v = iov;
   while (count > 0) {
     ssize_t w =
-        ::pwritev(fd_, v, static_cast<int>(count), static_cast<off_t>(at));
+        env_->PWritev(fd_, v, static_cast<int>(count), static_cast<off_t>(at));
     if (w < 0 && errno == EINTR) continue;
     if (w < 0) return PackErrno(path_, "write failed", errno);
     if (w == 0) return PackErrno(path_, "write failed", EIO);
@@ -146,7 +147,7 @@ Status PackWriter::Append(std::string_view name, const Tensor& t) {
   if (!st.ok()) {
     names_.erase(e.name);
     // Cut back to the entries before this one: the pack stays valid.
-    if (::ftruncate(fd_, static_cast<off_t>(end_)) != 0) {
+    if (env_->Truncate(fd_, static_cast<off_t>(end_)) != 0) {
       st = st.WithContext("and cutting the file back failed");
     }
     return st;
@@ -169,7 +170,7 @@ Status PackWriter::Finish() {
   footer += kPackEndMagic;
   std::string_view pieces[2] = {index, footer};
   finish_status_ = WriteAt(pieces, 2, end_);
-  if (::close(fd_) != 0 && finish_status_.ok())
+  if (env_->Close(fd_) != 0 && finish_status_.ok())
     finish_status_ = PackErrno(path_, "close failed", errno);
   fd_ = -1;
   return finish_status_;
@@ -179,9 +180,9 @@ size_t PackWriter::Abandon() {
   std::lock_guard<std::mutex> lock(mu_);
   if (abandoned_) return 0;
   abandoned_ = true;
-  if (fd_ >= 0) ::close(fd_);
+  if (fd_ >= 0) env_->Close(fd_);
   fd_ = -1;
-  ::unlink(path_.c_str());
+  env_->Unlink(path_);
   if (!closed_) finish_status_ = Status::IoError(path_, "abandoned");
   closed_ = true;
   size_t n = entries_.size();

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "lockstep/core/env.h"
 #include "lockstep/core/file.h"
 #endif
 
@@ -189,7 +190,7 @@ Status WriteXlsxReport(const CompareResult& result, const std::string& path,
     return Status::IoError(
         path, std::string("cannot write workbook: ") + lxw_strerror(err));
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+  if (Env::Current()->Rename(tmp, path) != 0) {
     Status status = Status::IoError(
         path, std::string("rename failed: ") + std::strerror(errno));
     cleanup();

@@ -12,6 +12,7 @@
 #include "lockstep/curve/readers.h"
 #include "lockstep/curve/tb_writer.h"
 #include "lockstep/curve/tfrecord.h"
+#include "testing/fault_env.h"
 
 namespace lockstep {
 namespace {
@@ -280,6 +281,33 @@ TEST(TfEventsTest, PythonWrittenSeeds) {
   log = ReadCurveLog(dir + "bad_crc.tfevents");
   ASSERT_TRUE(log.ok()) << log.status().ToString();
   EXPECT_EQ(log->warnings[0].rfind("bad CRC at record 1", 0), 0u);
+}
+
+// A full disk (FaultEnv) is an error naming the file at Flush, and the
+// events that did fit read back; short writes lose nothing.
+TEST_F(TbFileTest, FullDiskFailsFlushAndShortWritesLoseNothing) {
+  testing::FaultEnv env;
+  ScopedEnv scope(&env);
+  env.SetMaxWriteBytes(3);
+  WriteSmall(300);  // more than one buffer's worth
+  EXPECT_GT(env.short_writes(), 1000);
+  auto full = ReadCurveLog(path_);
+  ASSERT_TRUE(full.ok()) << full.status().ToString();
+  EXPECT_EQ(full->lines, 601);
+  EXPECT_EQ(full->malformed, 0);
+  EXPECT_TRUE(full->warnings.empty());
+  env.SetMaxWriteBytes(0);
+  env.SetFreeBytes(100);
+  auto w = TensorBoardWriter::Create(dir_.string() + "/full");
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  for (int i = 0; i < 20; ++i) ASSERT_TRUE((*w)->AddScalar("x", i, i).ok());
+  Status st = (*w)->Flush();
+  EXPECT_EQ(st.code(), StatusCode::kIoError);
+  EXPECT_NE(st.ToString().find(dir_.string() + "/full"), std::string::npos);
+  EXPECT_NE(st.ToString().find("No space left"), std::string::npos)
+      << st.ToString();
+  auto log = ReadCurveLog((*w)->path());  // a torn tail, as TensorBoard's
+  ASSERT_TRUE(log.ok()) << log.status().ToString();
 }
 
 TEST(TfEventsTest, CreateInMissingParentFails) {

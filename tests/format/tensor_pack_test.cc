@@ -16,6 +16,7 @@
 #include "lockstep/format/crc32.h"
 #include "lockstep/format/npy.h"
 #include "lockstep/format/pack_writer.h"
+#include "testing/fault_env.h"
 #include "testing/test_dir.h"
 
 namespace lockstep {
@@ -328,6 +329,63 @@ TEST(TensorPackTest, FailedAppendLeavesAValidPack) {
   auto t = (*r)->Read("after.npy");
   ASSERT_TRUE(t.ok());
   EXPECT_EQ(Bytes(*t), Bytes(small));
+}
+
+// The same through a full disk (FaultEnv, no root): ENOSPC part-way
+// through an entry cuts the pack back, which gives the space back, so a
+// smaller entry after it still fits.
+TEST(TensorPackTest, FullDiskAppendLeavesAValidPack) {
+  std::string dir = FreshTestDir("pack_");
+  testing::FaultEnv env;
+  ScopedEnv scope(&env);
+  auto w = PackWriter::Create(dir + "p.pack");
+  ASSERT_TRUE(w.ok());
+  Tensor small = Iota(DType::kFloat32, {100});
+  ASSERT_TRUE((*w)->Append("small.npy", small).ok());
+  env.SetFreeBytes(16 << 10);
+  Status st = (*w)->Append("big.npy", Iota(DType::kFloat32, {1 << 16}));
+  EXPECT_EQ(st.code(), StatusCode::kIoError) << st.message();
+  EXPECT_NE(st.message().find("No space left on device"), std::string::npos)
+      << st.message();
+  EXPECT_EQ(env.free_bytes(), 16u << 10);  // the cut gave the bytes back
+  ASSERT_TRUE((*w)->Append("after.npy", small).ok());
+  ASSERT_TRUE((*w)->Finish().ok());
+  auto r = PackReader::Open(dir + "p.pack");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ((*r)->entries().size(), 2u);
+  EXPECT_EQ((*r)->Find("big.npy"), nullptr);
+  auto t = (*r)->Read("after.npy");
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(Bytes(*t), Bytes(small));
+}
+
+// pwritev may write part of what it is given: every entry still lands
+// whole, byte for byte as without short writes.
+TEST(TensorPackTest, ShortWritesGiveTheSamePack) {
+  std::string dir = FreshTestDir("pack_");
+  std::string want = WritePack(dir + "want.pack", SampleTensors());
+  testing::FaultEnv env;
+  ScopedEnv scope(&env);
+  env.SetMaxWriteBytes(5);
+  EXPECT_EQ(WritePack(dir + "got.pack", SampleTensors()), want);
+  EXPECT_GT(env.short_writes(), 10);
+}
+
+// A close that fails (EIO: data lost on the way to the disk) fails Finish.
+TEST(TensorPackTest, FailedCloseFailsFinish) {
+  std::string dir = FreshTestDir("pack_");
+  testing::FaultEnv env;
+  ScopedEnv scope(&env);
+  auto w = PackWriter::Create(dir + "p.pack");
+  ASSERT_TRUE(w.ok());
+  ASSERT_TRUE((*w)->Append("x.npy", Iota(DType::kFloat32, {2})).ok());
+  env.Fail(testing::FaultEnv::kClose, EIO);
+  Status st = (*w)->Finish();
+  EXPECT_EQ(st.code(), StatusCode::kIoError);
+  EXPECT_NE(st.message().find("close failed"), std::string::npos)
+      << st.message();
+  EXPECT_EQ((*w)->Abandon(), 1u);  // what a caller does with it then
+  EXPECT_FALSE(std::filesystem::exists(dir + "p.pack"));
 }
 
 TEST(TensorPackTest, ConcurrentAppendsAllLand) {

@@ -8,10 +8,13 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <optional>
 #include <set>
 
+#include "lockstep/core/env.h"
 #include "lockstep/format/json_writer.h"
 #include "lockstep/torch/probe.h"
+#include "testing/fault_env.h"
 #include "testing/tmpfs.h"
 #include "torch/probe_testing.h"
 
@@ -191,25 +194,51 @@ TEST_F(ProbeTest, PlantedLinksInTheDumpPathAreNeverWrittenThrough) {
   EXPECT_EQ(ReadDump(0).entries.size(), 3u);  // ones, mul, cos
 }
 
-// A small tmpfs mounted over a test directory: a real full disk (ENOSPC).
-// Needs root and a mount namespace that allows it; skips otherwise.
-class FullDiskTest : public ProbeTest {
+// A full disk of 256 KiB, two ways: a small tmpfs mounted over the test
+// directory (the kernel's own ENOSPC; needs root and a mount namespace that
+// allows it, skips otherwise), and FaultEnv (the same disk in the Env that
+// every writer goes through; no root, runs everywhere).
+enum class Disk { kTmpfs, kFaultEnv };
+
+std::string DiskName(Disk d) {
+  return d == Disk::kTmpfs ? "Tmpfs" : "FaultEnv";
+}
+
+class FullDiskTest : public ProbeTest,
+                     public ::testing::WithParamInterface<Disk> {
  protected:
   void SetUp() override {
     ProbeTest::SetUp();
+    // The test's name has a '/' (".../FaultEnv"): one directory, not two.
+    std::string name =
+        dir_.parent_path().filename().string() + "_" + DiskName(GetParam());
+    dir_ = dir_.parent_path().parent_path() / name;
+    fs::remove_all(dir_);
     fs::create_directories(dir_);
+    if (GetParam() == Disk::kFaultEnv) {
+      env_.SetBlockBytes(4096);  // as tmpfs: a 5 KiB file takes 8 KiB
+      env_.SetFreeBytes(256 << 10);
+      scope_.emplace(&env_);
+      return;
+    }
     std::string why = testing::MountTmpfs(dir_.string(), "256k");
     if (!why.empty()) GTEST_SKIP() << why;
     mounted_ = true;
   }
   void TearDown() override {
+    scope_.reset();
     if (mounted_) testing::UnmountTmpfs(dir_.string());
     ProbeTest::TearDown();
   }
-  // Fills the disk but `leave` bytes; returns the filler's path.
-  std::string Fill(size_t leave) {
-    std::string path = (dir_ / "filler").string();
-    std::ofstream f(path, std::ios::binary);
+  // Fills the disk but `leave` bytes.
+  void Fill(size_t leave) {
+    if (GetParam() == Disk::kFaultEnv) {
+      filled_ =
+          env_.free_bytes() - std::min<uint64_t>(leave, env_.free_bytes());
+      env_.SetFreeBytes(env_.free_bytes() - filled_);
+      return;
+    }
+    std::ofstream f(Filler(), std::ios::binary);
     std::string block(4096, 'x');
     while (f.write(block.data(), block.size())) {
       f.flush();
@@ -217,12 +246,30 @@ class FullDiskTest : public ProbeTest {
       fs::space_info s = fs::space(dir_, ec);
       if (ec || s.available <= leave) break;
     }
-    return path;
   }
+  // Gives back what Fill took.
+  void Unfill() {
+    if (GetParam() == Disk::kFaultEnv) {
+      env_.SetFreeBytes(env_.free_bytes() + filled_);
+    } else {
+      fs::remove(Filler());
+    }
+  }
+  std::string Filler() const { return (dir_ / "filler").string(); }
+
   bool mounted_ = false;
+  testing::FaultEnv env_;
+  std::optional<ScopedEnv> scope_;
+  uint64_t filled_ = 0;
 };
 
-TEST_F(FullDiskTest, TensorFilesThatDoNotFitAreListedAndTrainingGoesOn) {
+INSTANTIATE_TEST_SUITE_P(Disks, FullDiskTest,
+                         ::testing::Values(Disk::kTmpfs, Disk::kFaultEnv),
+                         [](const ::testing::TestParamInfo<Disk>& info) {
+                           return DiskName(info.param);
+                         });
+
+TEST_P(FullDiskTest, TensorFilesThatDoNotFitAreListedAndTrainingGoesOn) {
   ProbeOptions o;
   o.write_env = false;
   o.write_behind = false;  // step by step, no write in flight
@@ -279,7 +326,7 @@ TEST_F(FullDiskTest, TensorFilesThatDoNotFitAreListedAndTrainingGoesOn) {
                        "step 0"));
 }
 
-TEST_F(FullDiskTest, AStepWhoseDumpJsonFailsIsNamedInTheNextOne) {
+TEST_P(FullDiskTest, AStepWhoseDumpJsonFailsIsNamedInTheNextOne) {
   ProbeOptions o;
   o.write_env = false;
   o.write_behind = false;  // Step() reports its own dump.json
@@ -288,12 +335,12 @@ TEST_F(FullDiskTest, AStepWhoseDumpJsonFailsIsNamedInTheNextOne) {
   ASSERT_TRUE(p->Start().ok());
   RunTiny(m);
   ASSERT_TRUE(p->Step().ok());
-  std::string filler = Fill(/*leave=*/0);
+  Fill(/*leave=*/0);
   RunTiny(m);  // step 1: its dump.json cannot be written
   Status st = p->Step();
   EXPECT_EQ(st.code(), StatusCode::kIoError) << st.ToString();
   EXPECT_FALSE(fs::exists(RankDir(1) + "/dump.json"));
-  fs::remove(filler);
+  Unfill();
   RunTiny(m);  // step 2: written, and says what step 1 lost
   ASSERT_TRUE(p->Stop().ok());
   DumpFile d2 = ReadDump(2);
@@ -312,7 +359,7 @@ TEST_F(FullDiskTest, AStepWhoseDumpJsonFailsIsNamedInTheNextOne) {
 // every step directory left holds a readable dump.json naming every tensor
 // file beside it, later steps keep statistics only and say so, the steps
 // that did not fit at all leave nothing, and Stop's Status counts them.
-TEST_F(FullDiskTest, ALongRunOnAFullDiskLeavesOnlyReadableSteps) {
+TEST_P(FullDiskTest, ALongRunOnAFullDiskLeavesOnlyReadableSteps) {
   ProbeOptions o;
   o.write_env = false;
   auto p = MakeProbe(Config(ProbeTask::kTensor), o);
@@ -386,6 +433,9 @@ TEST_F(FullDiskTest, ALongRunOnAFullDiskLeavesOnlyReadableSteps) {
   EXPECT_EQ(with_json + lost, kSteps) << last.message();
   // The steps lost are the last ones: nothing after them, no directory.
   EXPECT_TRUE(fs::exists(RankDir(kSteps - lost - 1) + "/dump.json"));
+  // Failed writes leave no partial files behind.
+  for (const auto& f : fs::recursive_directory_iterator(dir_))
+    EXPECT_FALSE(Contains(f.path().string(), ".tmp.")) << f.path();
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 // Reading and writing files: whole-file reads, read-only memory maps and
-// atomic writes (temporary name + rename). Errors name the path.
+// atomic writes (temporary name + rename). Errors name the path. Every
+// write, rename, link, unlink and mkdir goes through Env::Current()
+// (core/env.h), so tests can make them fail.
 // Thread safety: free functions are thread-safe; a MappedFile may be read from
 // many threads at once.
 #ifndef LOCKSTEP_CORE_FILE_H_

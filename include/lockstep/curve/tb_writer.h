@@ -6,17 +6,18 @@
 //
 // Unlike lockstep's other writers this one appends in place instead of
 // writing a temporary and renaming: TensorBoard reads event files while
-// they grow, and a torn tail is what its readers (and ours) expect.
+// they grow, and a torn tail is what its readers (and ours) expect. The
+// file is written through the Env current at Create (core/env.h).
 // Thread safety: one writer per thread (no internal locking).
 #ifndef LOCKSTEP_CURVE_TB_WRITER_H_
 #define LOCKSTEP_CURVE_TB_WRITER_H_
 
 #include <cstdint>
-#include <cstdio>
 #include <memory>
 #include <string>
 #include <string_view>
 
+#include "lockstep/core/env.h"
 #include "lockstep/core/status.h"
 
 namespace lockstep {
@@ -42,12 +43,14 @@ class TensorBoardWriter {
   const std::string& path() const { return path_; }
 
  private:
-  TensorBoardWriter(std::string path, std::FILE* file)
-      : path_(std::move(path)), file_(file) {}
+  TensorBoardWriter(Env* env, std::string path, int fd)
+      : env_(env), path_(std::move(path)), fd_(fd) {}
   Status WriteEvent(const std::string& event);
 
+  Env* env_;
   std::string path_;
-  std::FILE* file_;
+  int fd_;
+  std::string buffer_;  // events not yet written
 };
 
 }  // namespace lockstep

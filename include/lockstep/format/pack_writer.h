@@ -6,7 +6,8 @@
 // A pack that is not finished has no footer, and readers refuse it with a
 // message saying so. A failed Append (e.g. a full disk) truncates the file
 // back to the entries before it, which stay valid; the failed tensor is
-// missing from the index.
+// missing from the index. The file is written through the Env current at
+// Create (core/env.h).
 //
 // Thread safety: Append, Finish and Abandon may be called from any threads
 // (they are serialized internally).
@@ -21,6 +22,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "lockstep/core/env.h"
 #include "lockstep/core/status.h"
 #include "lockstep/format/npy.h"
 #include "lockstep/format/tensor.h"
@@ -57,10 +59,11 @@ class PackWriter {
   size_t Abandon();
 
  private:
-  PackWriter(std::string path, int fd, NpyWriteOptions npy);
+  PackWriter(Env* env, std::string path, int fd, NpyWriteOptions npy);
   Status WriteAt(const std::string_view* pieces, size_t n, uint64_t at);
   Status AppendLocked(std::string_view name, const Tensor& t);
 
+  Env* const env_;
   const std::string path_;
   const NpyWriteOptions npy_;
   mutable std::mutex mu_;
