@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # Installs lockstep's build and test dependencies from Debian 12's packages
 # (only the missing ones) and builds lockstep into build/, against Debian's
-# LibTorch 1.13. With LOCKSTEP_TORCH2=1 it also makes a venv,
-# .venv-torch2/, with torch 2.11.0 from PyPI (LOCKSTEP_TORCH2_VERSION to
-# change it) and builds lockstep again into build-torch2/ against that
-# torch's own TorchConfig.cmake (a CUDA build: the probe's CUDA kernels
-# compile with the toolkit's nvcc where one is installed). Opt-in until the
-# whole suite passes against torch 2.x (README, "torch versions").
+# LibTorch 1.13. Then, unless LOCKSTEP_TORCH2=0 (or targets are named), it
+# makes a venv, .venv-torch2/, with torch 2.11.0 from PyPI
+# (LOCKSTEP_TORCH2_VERSION to change it; installed while build/ compiles) and
+# builds lockstep again into build-torch2/ against that torch's own
+# TorchConfig.cmake: the libraries, the programs and the tests labelled
+# `torch` (LOCKSTEP_TESTS_TORCH_ONLY; the other layers' code does not depend
+# on the torch version). The wheel is a CUDA build: the probe's CUDA kernels
+# compile with the toolkit's nvcc where one is installed.
 # Usage: bash scripts/setup.sh [TARGET...]   (as root, or with sudo)
-#        no target: build everything (tests, benchmarks, examples);
-#        e.g. `bash scripts/setup.sh lockstep lenet` builds only those.
+#        no target: build everything (tests, benchmarks, examples), twice;
+#        e.g. `bash scripts/setup.sh lockstep lenet` builds only those, in
+#        build/ (LOCKSTEP_TORCH2=1 to build them in build-torch2/ too).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -29,6 +32,21 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
+T2ON=${LOCKSTEP_TORCH2:-$([ $# -eq 0 ] && echo 1 || echo 0)}
+V=.venv-torch2
+T2=${LOCKSTEP_TORCH2_VERSION:-2.11.0}
+pip_pid=""
+if [ "$T2ON" = 1 ]; then
+  # torch 2.x downloads (a few GB: the wheel and its nvidia-* packages)
+  # while build/ compiles; its log is .venv-torch2/pip.log.
+  [ -x $V/bin/python ] || /usr/bin/python3 -m venv $V
+  if ! $V/bin/python -c "import torch, sys; sys.exit(torch.__version__.split('+')[0] != '$T2')" 2> /dev/null; then
+    echo "[I] installing torch==$T2 into $V in the background (a few GB, once)"
+    $V/bin/pip install -q --disable-pip-version-check "torch==$T2" numpy > $V/pip.log 2>&1 &
+    pip_pid=$!
+  fi
+fi
+
 # Ninja starts compiling a library's sources before the libraries below it
 # are archived (Make builds target by target): about a fifth faster on two
 # cores. An existing build/ keeps the generator it was made with.
@@ -41,15 +59,13 @@ else
   cmake --build build -j"$(nproc)"
 fi
 
-[ "${LOCKSTEP_TORCH2:-0}" = 1 ] || exit 0
-# torch 2.x beside it. The wheel is a CUDA build of several GB (its
-# nvidia-* packages); it runs on the CPU too.
-V=.venv-torch2
-T2=${LOCKSTEP_TORCH2_VERSION:-2.11.0}
-[ -x $V/bin/python ] || /usr/bin/python3 -m venv $V
-if ! $V/bin/python -c "import torch, sys; sys.exit(torch.__version__.split('+')[0] != '$T2')" 2> /dev/null; then
-  echo "[I] installing torch==$T2 into $V (a few GB, once)"
-  $V/bin/pip install -q --disable-pip-version-check "torch==$T2" numpy
+[ "$T2ON" = 1 ] || exit 0
+if [ -n "$pip_pid" ]; then
+  if ! wait "$pip_pid"; then
+    cat $V/pip.log >&2
+    echo "[E] pip install torch==$T2 failed (above); LOCKSTEP_TORCH2=0 builds against LibTorch 1.13 alone" >&2
+    exit 1
+  fi
 fi
 TD=$($V/bin/python -c 'import torch; print(torch.utils.cmake_prefix_path)')
 gen=()
@@ -61,7 +77,8 @@ fi
 # its own, which CMake would find first.
 cmake -S . -B build-torch2 "${gen[@]}" -DCMAKE_BUILD_TYPE=Release \
   -DTorch_DIR="$TD/Torch" -DCaffe2_DIR="$TD/Caffe2" \
-  -DLOCKSTEP_PYTHON="$PWD/$V/bin/python" -DLOCKSTEP_BUILD_BENCH=OFF
+  -DLOCKSTEP_PYTHON="$PWD/$V/bin/python" -DLOCKSTEP_BUILD_BENCH=OFF \
+  -DLOCKSTEP_TESTS_TORCH_ONLY=ON
 if [ $# -gt 0 ]; then
   cmake --build build-torch2 -j"$(nproc)" --target "$@"
 else

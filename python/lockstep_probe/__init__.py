@@ -209,6 +209,89 @@ def _process_rank():
     return -1
 
 
+def _compile_used():
+    """Whether torch.compile (or torch._dynamo.optimize) has been called in
+    this process: it registers its backend with dynamo (an optimizer's
+    dynamo-disabled step registers None)."""
+    try:
+        from torch._dynamo.eval_frame import cached_backends
+        return any(b is not None for b in list(cached_backends.values()))
+    except (ImportError, AttributeError):
+        return True
+
+
+class _EagerCompile:
+    """torch.compile'd code runs as one "Torch-Compiled Region" to the
+    probe, whose operators inside it are not entries: while a probe is
+    started, compiled code runs eagerly (compiler stance force_eager,
+    torch >= 2.6), so its operators are dumped one by one. The stance is
+    set only once torch._dynamo is imported (torch.compile imports it); it
+    is restored by stop()."""
+
+    def __init__(self):
+        self._stance = None  # set_stance's context: __exit__ restores
+        self._warned = False
+
+    def apply(self):
+        """At start() and each step(): sets the stance (once) and warns (once)
+        when compiled code is about."""
+        if "torch._dynamo" not in sys.modules:  # nothing compiled yet
+            return None
+        set_stance = getattr(getattr(torch, "compiler", None), "set_stance",
+                             None)
+        if self._stance is None and set_stance is not None:
+            try:
+                self._stance = set_stance("force_eager")
+            except RuntimeError as e:  # called inside a compiled region
+                self._warned = True
+                return (f"lockstep: torch.compile'd code is not dumped: "
+                        f"cannot make it run eagerly ({e})")
+        if self._warned or not _compile_used():
+            return None
+        self._warned = True
+        if self._stance is None:
+            return ("lockstep: the operators inside torch.compile'd code are "
+                    "not dumped with this torch (no torch.compiler.set_stance, "
+                    "torch < 2.6): run the model uncompiled to dump them")
+        return ("lockstep: torch.compile'd code runs eagerly while the probe "
+                "is started (compiler stance force_eager), so that its "
+                "operators are dumped")
+
+    def restore(self):
+        if self._stance is not None:
+            self._stance.__exit__(None, None, None)
+            self._stance = None
+        self._warned = False
+
+
+def _quiet_ddp_bookkeeping(ops):
+    """DistributedDataParallel's forward sets up and rebuilds its gradient
+    buckets in C++ (_pre_forward, _post_forward): copies into and views of
+    buffers not yet written, which are no entries of the model and which
+    msprobe does not see. They run with the probe paused on this thread;
+    the bucketed all_reduce of the backward pass is still dumped. Installed
+    once per process, a no-op while no probe is started."""
+    try:
+        from torch.nn.parallel import DistributedDataParallel as ddp
+    except ImportError:
+        return
+    for name in ("_pre_forward", "_post_forward"):
+        fn = getattr(ddp, name, None)
+        if fn is None or getattr(fn, "_lockstep_quiet", False):
+            continue
+
+        def quiet(self, *args, _fn=fn, **kwargs):
+            if _started is None:
+                return _fn(self, *args, **kwargs)
+            ops.pause(True)
+            try:
+                return _fn(self, *args, **kwargs)
+            finally:
+                ops.pause(False)
+        quiet._lockstep_quiet = True
+        setattr(ddp, name, quiet)
+
+
 class Probe:
     """A dump of a training loop: started on `with` (or start()), a step
     ended by step(), stopped on leaving `with` (or stop()).
@@ -277,6 +360,7 @@ class Probe:
         self._model = model
         self._hooks = []
         self._open_calls = []  # per hooked module: tokens of open calls
+        self._eager = _EagerCompile()
         self.started = False  # between start() and stop()
 
     # -- configuration and state ------------------------------------------
@@ -351,9 +435,12 @@ class Probe:
             raise
         _started = self
         self.started = True
+        if hasattr(self._ops, "pause"):
+            _quiet_ddp_bookkeeping(self._ops)
         if self._model is not None and self.level in ("L0", "mix"):
             self._attach(self._model)
         _warn(problem)
+        _warn(self._eager.apply())
         return self
 
     def step(self):
@@ -365,6 +452,7 @@ class Probe:
         for tokens in self._open_calls:  # calls cut short by an exception
             tokens.clear()
         _warn(self._ops.step())
+        _warn(self._eager.apply())  # torch.compile called after start()
 
     def stop(self):
         """Ends the last step and waits until every file is written. Does
@@ -373,6 +461,7 @@ class Probe:
         if _started is not self:
             return
         self._detach()
+        self._eager.restore()
         _started = None
         self.started = False
         _warn(self._ops.stop())

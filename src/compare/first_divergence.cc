@@ -177,6 +177,7 @@ class RankWalker {
     size_t entry_in_step = 0;
     std::optional<FirstDivergence> gap;
     size_t agreeing = 0;  // matched entries judged after the gap
+    size_t not_passing = 0;  // and their rows that do not pass
     for (size_t i = 0; i < order_.size();) {
       Span s{i, i};
       const CompareRow& head = Row(i);
@@ -208,6 +209,8 @@ class RankWalker {
         }
       } else if (gap) {
         ++agreeing;
+        for (size_t p = s.begin; p < s.end; ++p)
+          not_passing += Row(p).verdict != Verdict::kPass;
       }
       if (InPlace(head.entry)) {
         last_in_place_ = head.entry;
@@ -219,10 +222,16 @@ class RankWalker {
     if (!gap && first_missing_) {
       gap = Missing(*first_missing_, order_.empty() ? 0 : order_.back());
     }
-    if (gap && agreeing > 0) {
+    if (gap && agreeing > 0 && not_passing == 0) {
       gap->detail += "; the " + std::to_string(agreeing) +
                      " matched calls after it all agree: the calls differ, "
                      "their results do not";
+    } else if (gap && agreeing > 0) {
+      gap->detail += "; none of the " + std::to_string(agreeing) +
+                     " matched calls after it diverges by more than its "
+                     "inputs explain, yet " + std::to_string(not_passing) +
+                     " of their rows do not pass: the results drift apart "
+                     "from here";
     }
     return gap;
   }
@@ -441,7 +450,12 @@ class RankWalker {
     if (r.error <= kInputJump * seen && !exact_so_far) return std::nullopt;
     std::string what =
         "input " + InputName(r) + " differs (error " + Fmt(r.error) + ")";
-    if (seen_err_ == 0) {
+    if (seen_err_ == 0 && r.entry.starts_with("Module.")) {
+      // L0: module entries only; what runs between modules is not dumped.
+      what += " before any dumped module diverged: no dumped module "
+              "returned it (the model's input, a parameter, or a value "
+              "computed outside the dumped modules)";
+    } else if (seen_err_ == 0) {
       what += std::string(" before any dumped operator diverged") +
               (first_step_ ? " and before the first step" : "") +
               ": no dumped op produced it (a parameter or the input data: "

@@ -252,6 +252,8 @@ void ClearParams() {
   if (p != nullptr) p->ClearParameters();
 }
 
+void Pause(bool paused) { lockstep::PauseProbeOnThisThread(paused); }
+
 at::Tensor DeviceStats(at::Tensor t) {
   TORCH_CHECK(lockstep::DeviceStatsSupported(t),
               "lockstep: device_stats: no CUDA kernel for this tensor (",
@@ -292,6 +294,7 @@ TORCH_LIBRARY(lockstep, m) {
         &RegisterParams);
   m.def("clear_params() -> ()", &ClearParams);
   m.def("save(str name, Tensor value) -> ()", &Save);
+  m.def("pause(bool paused) -> ()", &Pause);
   m.def("device_stats(Tensor t) -> Tensor", &DeviceStats);
   m.def("device_crc(Tensor t) -> int", &DeviceCrc);
 }

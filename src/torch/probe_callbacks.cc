@@ -43,9 +43,30 @@ thread_local bool t_inner_off = false;
 thread_local Calls* t_watched = nullptr;
 thread_local int t_inner_calls = 0;
 
+// The autograd engine runs each node of a backward pass in a scope of its
+// own ("autograd::engine::evaluate_function: AccumulateGrad"), and the
+// hooks of the node inside it: DDP's reducer launches its bucketed
+// all_reduce from a gradient accumulator's hook. Such an outermost engine
+// scope is transparent: what it calls starts at depth 1 = t_base, and of
+// those only collectives are entries (the node's kernels, the gradient
+// sums of the engine and the operators of a user's hook are not: msprobe
+// sees none of them either).
+thread_local int t_base = 0;
+
+// PauseProbeOnThisThread's nesting.
+thread_local int t_paused = 0;
+
+bool EngineScope(std::string_view name) {
+  return name.starts_with("autograd::engine::evaluate_function");
+}
+
 std::unique_ptr<at::ObserverContext> OnStart(const at::RecordFunction& fn) {
   int depth = t_depth++;
-  if (depth > 0) {
+  if (depth == 0 && EngineScope(fn.name())) {
+    t_base = 1;
+    return nullptr;
+  }
+  if (depth > t_base) {
     if (t_own == 0) ++t_inner_calls;
     return nullptr;
   }
@@ -64,7 +85,9 @@ std::unique_ptr<at::ObserverContext> OnStart(const at::RecordFunction& fn) {
       t_inner_off = true;
     }
   }
-  if (fn.scope() != at::RecordScope::FUNCTION) return nullptr;
+  if (fn.scope() != at::RecordScope::FUNCTION || t_paused > 0) return nullptr;
+  if (t_base > 0 && !std::string_view(fn.name()).starts_with("c10d::"))
+    return nullptr;  // in the engine's scope: collectives only
   ProbeImpl* p = g_active_probe.load(std::memory_order_acquire);
   if (p == nullptr) return nullptr;
   return p->OpStart(fn);
@@ -77,7 +100,11 @@ void OnEnd(const at::RecordFunction& fn, at::ObserverContext* ctx) {
     if (p != nullptr) p->OpEnd(fn, static_cast<OpContext*>(ctx));
   }
   if (t_depth > 0) --t_depth;
-  if (t_depth != 0) return;
+  if (t_depth == 0 && t_base > 0) {  // the engine's scope ends
+    t_base = 0;
+    return;
+  }
+  if (t_depth != t_base) return;
   if (t_inner_off) {
     at::enableRecordFunction(true);
     t_inner_off = false;
@@ -99,10 +126,20 @@ std::atomic<ProbeImpl*> g_active_probe{nullptr};
 
 void ResetProbeDepth() {
   t_depth = 0;
+  t_base = 0;
+  t_paused = 0;
   t_own = 0;
   if (t_inner_off) at::enableRecordFunction(true);
   t_inner_off = false;
   t_watched = nullptr;
+}
+
+void PauseProbeOnThisThread(bool paused) {
+  if (paused) {
+    ++t_paused;
+  } else if (t_paused > 0) {
+    --t_paused;
+  }
 }
 
 ProbeOwnWork::ProbeOwnWork() {

@@ -166,6 +166,9 @@ void ProbeImpl::CollectiveInputs(const at::RecordFunction& fn, OpContext* ctx) {
   e.BeginDict().Key("input_args");
   std::vector<c10::IValue> args = PythonArgs(sig, in);
   summarizer_.List(args, ctx->fwd + ".input", &e);
+  // Held for the output: at the end callback torch 2.x's inputs() views
+  // the stack that the results have replaced.
+  ctx->held = args;
   e.Key("input_kwargs").BeginDict();
   if (sig != nullptr) {
     for (const auto& [key, i, what] : sig->kwargs) {
@@ -193,9 +196,8 @@ void ProbeImpl::CollectiveInputs(const at::RecordFunction& fn, OpContext* ctx) {
 
 void ProbeImpl::CollectiveOutputs(const at::RecordFunction& fn,
                                   OpContext* ctx) {
-  c10::ArrayRef<const c10::IValue> in = fn.inputs();
-  const PySignature* sig = SignatureOf(C10dOp(fn));
-  std::vector<c10::IValue> args = PythonArgs(sig, in);
+  // The tensors the call was given (CollectiveInputs), written in place.
+  std::vector<c10::IValue> args = std::move(ctx->held);
   // The work wrote into the tensors from its own thread, without bumping
   // their version counters: statistics cached for them are stale.
   summarizer_.ClearCache();

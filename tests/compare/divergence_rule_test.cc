@@ -463,6 +463,13 @@ TEST(DivergenceRuleTest, WhatTheCallsAfterAGapShowIsInItsDetail) {
   EXPECT_NE(f.detail.find("the 1 matched calls after it all agree"),
             std::string::npos)
       << f.detail;
+  // Rows after it that warn, below what the rule names: not "all agree".
+  t.rows()[3].verdict = Verdict::kWarning;
+  f = FindFirstDivergence(t.rows(), {g});
+  EXPECT_EQ(f.detail.find("all agree"), std::string::npos) << f.detail;
+  EXPECT_NE(f.detail.find("yet 1 of their rows do not pass"),
+            std::string::npos)
+      << f.detail;
 }
 
 TEST(DivergenceRuleTest, EarliestStepThenLowestRank) {

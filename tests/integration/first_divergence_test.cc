@@ -266,6 +266,41 @@ TEST_F(FirstDivergenceTest, DeviceArgumentsAreNotADivergence) {
   EXPECT_EQ(r.first_divergence.reason, DivergenceReason::kArgument);
 }
 
+// DDP's reducer copies into an uninitialised buffer: what copy_'s self held
+// before the call is garbage on both sides, and not a divergence.
+TEST_F(FirstDivergenceTest, WhatACopyOverwritesIsNotCompared) {
+  auto dump = [&](double garbage_max, double src_mean) {
+    auto t = [](double max, double mean) {
+      return R"({"type": "torch.Tensor", "dtype": "torch.int32", "shape": [4], )"
+             R"("Max": )" + std::to_string(max) + R"(, "Min": 0, "Mean": )" +
+             std::to_string(mean) + R"(, "Norm": 5.0, "requires_grad": false})";
+    };
+    return std::string(R"({"task": "statistics", "level": "L1", "data": {)") +
+           R"("Tensor.copy_.0.forward": {"input_args": [)" +
+           t(garbage_max, 1.0) + ", " + t(3, src_mean) +
+           R"(], "input_kwargs": {}, "output": []}}})";
+  };
+  auto write = [&](const std::string& side, const std::string& text) {
+    fs::path d = dir_ / side / "step0/rank0";
+    fs::create_directories(d);
+    std::ofstream(d / "dump.json") << text;
+  };
+  write("baseline", dump(12345, 1.0));
+  write("target", dump(-99999, 1.0));
+  StatusOr<CompareResult> r = CompareDumpPaths(
+      (dir_ / "target").string(), (dir_ / "baseline").string(), {});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_FALSE(r->first_divergence.found) << r->first_divergence.detail;
+  EXPECT_EQ(r->summary.error, 0);
+  // The source it copies from still counts.
+  write("target", dump(-99999, 2.0));
+  r = CompareDumpPaths((dir_ / "target").string(),
+                       (dir_ / "baseline").string(), {});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_TRUE(r->first_divergence.found);
+  EXPECT_EQ(r->first_divergence.row, "Tensor.copy_.0.forward.input.1");
+}
+
 // Statistics dumps from a real GPU (tests/data/h200_tinygpt).
 TEST_F(FirstDivergenceTest, H200DumpsTf32AndCpuVsGpu) {
   const std::string base =

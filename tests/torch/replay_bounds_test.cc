@@ -10,6 +10,8 @@
 // the exceptions still exceed it, so that the list stays true.
 #include <gtest/gtest.h>
 
+#include <torch/version.h>
+
 #include <set>
 
 #include "lockstep/numerics/replay_error.h"
@@ -24,8 +26,14 @@ TEST(ReplayBoundsTest, CpuKernelsWithinTheTableAgainstMpfr) {
       "exp",     "exp2", "expm1", "log",   "log2", "log10",     "log1p", "sin",
       "cos",     "tan",  "tanh",  "erf",   "erfc", "atan",      "asin",  "acos",
       "sigmoid", "gelu", "silu",  "rsqrt", "sqrt", "reciprocal"};
-  const std::set<std::string> beyond = {"sigmoid", "gelu", "silu"};
   for (DType dtype : {DType::kFloat32, DType::kBFloat16}) {
+    std::set<std::string> beyond = {"sigmoid", "gelu", "silu"};
+#if TORCH_VERSION_MAJOR >= 2
+    // torch 2.x's CPU kernels (2.11, AVX2): float32 sqrt is not correctly
+    // rounded (0.74 ulp), and bfloat16 erf flushes tiny results to 0 (255
+    // ulp at erf(2.1e-38); 56% correctly rounded).
+    beyond.insert(dtype == DType::kFloat32 ? "sqrt" : "erf");
+#endif
     AuditOptions o;
     o.ops = ops;
     o.dtype = dtype;
