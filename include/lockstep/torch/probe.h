@@ -191,6 +191,14 @@ class ProbeStopGuard {
   Probe* probe_;
 };
 
+// Pauses (true) or resumes (false) the probe on the calling thread; pauses
+// nest. While paused, the operators the thread calls are not entries: a
+// framework's own bookkeeping around the model, such as the bucket set-up
+// of DistributedDataParallel's forward (which reads buffers that are not
+// yet written), that msprobe does not see either. Collectives the autograd
+// engine runs (the bucketed all_reduce) are not affected.
+void PauseProbeOnThisThread(bool paused);
+
 }  // namespace lockstep
 
 #endif  // LOCKSTEP_TORCH_PROBE_H_
