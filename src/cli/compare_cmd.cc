@@ -243,7 +243,9 @@ void PrintGaps(const CompareResult& r) {
     LogWarning(
         std::string("  ") +
         (g.in_target ? "inserted in target: " : "missing from target: ") +
-        g.entry + " (rank " + std::to_string(g.rank) + ")");
+        g.entry + " (" +
+        (g.step >= 0 ? "step " + std::to_string(g.step) + ", " : "") +
+        "rank " + std::to_string(g.rank) + ")");
   }
   if (r.gaps.size() > 10) LogWarning("  ... the rest are in summary.json");
 }

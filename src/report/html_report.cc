@@ -166,14 +166,15 @@ void AppendGaps(const CompareResult& r, std::string* out) {
       "</span></summary>";
   *out +=
       "<table "
-      "class=\"mini\"><thead><tr><th>entry</th><th>where</th><th>rank</th>"
-      "<th>position</th></tr></thead><tbody>";
+      "class=\"mini\"><thead><tr><th>entry</th><th>where</th><th>step</th>"
+      "<th>rank</th><th>position</th></tr></thead><tbody>";
   for (size_t i = 0; i < shown; ++i) {
     const AlignmentGap& g = r.gaps[i];
     *out += std::string("<tr class=\"") +
             (g.in_target ? "inserted" : "missing") + "\"><td><code>" +
             HtmlEscape(g.entry) + "</code></td><td>" +
             (g.in_target ? "inserted in target" : "missing from target") +
+            "</td><td>" + (g.step >= 0 ? std::to_string(g.step) : "") +
             "</td><td>" + std::to_string(g.rank) + "</td><td>" +
             std::to_string(g.position) + "</td></tr>";
   }
