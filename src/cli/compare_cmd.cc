@@ -244,8 +244,8 @@ void PrintGaps(const CompareResult& r) {
         std::string("  ") +
         (g.in_target ? "inserted in target: " : "missing from target: ") +
         g.entry + " (" +
-        (g.step >= 0 ? "step " + std::to_string(g.step) + ", " : "") +
-        "rank " + std::to_string(g.rank) + ")");
+        (g.step >= 0 ? "step " + std::to_string(g.step) + ", " : "") + "rank " +
+        std::to_string(g.rank) + ")");
   }
   if (r.gaps.size() > 10) LogWarning("  ... the rest are in summary.json");
 }

@@ -323,9 +323,9 @@ bool OverwrittenInput(const CompareRow& r) {
   if (b == std::string_view::npos || !e.substr(b).ends_with(".forward"))
     return false;
   static const auto* apis = new std::set<std::string, std::less<>>{
-      "copy_",   "fill_",        "zero_",     "normal_",   "uniform_",
-      "random_", "bernoulli_",   "exponential_", "geometric_", "cauchy_",
-      "log_normal_"};
+      "copy_",      "fill_",   "zero_",      "normal_",
+      "uniform_",   "random_", "bernoulli_", "exponential_",
+      "geometric_", "cauchy_", "log_normal_"};
   return apis->count(e.substr(a + 1, b - a - 1)) > 0;
 }
 
@@ -427,8 +427,9 @@ Status CompareRankPair(const DumpPair& pair, const CompareOptions& options,
         out.reason = DivergenceReason::kNone;
         out.error = 0;
         out.aggregate_error = 0;
-        out.messages = {"overwritten by the call: its contents before it "
-                        "are not compared"};
+        out.messages = {
+            "overwritten by the call: its contents before it "
+            "are not compared"};
       }
     }
     // Tensor mode says its own progress as each tensor pair is compared.

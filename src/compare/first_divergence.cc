@@ -176,7 +176,7 @@ class RankWalker {
     int step = INT32_MIN;
     size_t entry_in_step = 0;
     std::optional<FirstDivergence> gap;
-    size_t agreeing = 0;  // matched entries judged after the gap
+    size_t agreeing = 0;     // matched entries judged after the gap
     size_t not_passing = 0;  // and their rows that do not pass
     for (size_t i = 0; i < order_.size();) {
       Span s{i, i};
@@ -229,7 +229,8 @@ class RankWalker {
     } else if (gap && agreeing > 0) {
       gap->detail += "; none of the " + std::to_string(agreeing) +
                      " matched calls after it diverges by more than its "
-                     "inputs explain, yet " + std::to_string(not_passing) +
+                     "inputs explain, yet " +
+                     std::to_string(not_passing) +
                      " of their rows do not pass: the results drift apart "
                      "from here";
     }
@@ -304,8 +305,8 @@ class RankWalker {
       all_unmatched &= Row(p).verdict == Verdict::kUnmatched;
     if (all_unmatched) {
       if (ReturnsAnInput(s)) {  // `x * 1.0`, `x.float()` of a float
-        harmless_.push_back(head.entry + " (step " +
-                            std::to_string(head.step) + ")");
+        harmless_.push_back(head.entry + " (step " + std::to_string(head.step) +
+                            ")");
         return std::nullopt;
       }
       return At(s.begin, DivergenceReason::kMissing,
@@ -415,7 +416,8 @@ class RankWalker {
       bool equal = false;
       for (size_t q = s.begin; q < s.end && !equal; ++q) {
         const CompareRow& in = Row(q);
-        equal = in.is_input && in.is_tensor && in.target_stats == o.target_stats;
+        equal =
+            in.is_input && in.is_tensor && in.target_stats == o.target_stats;
       }
       if (!equal) return false;
     }
@@ -452,9 +454,10 @@ class RankWalker {
         "input " + InputName(r) + " differs (error " + Fmt(r.error) + ")";
     if (seen_err_ == 0 && r.entry.starts_with("Module.")) {
       // L0: module entries only; what runs between modules is not dumped.
-      what += " before any dumped module diverged: no dumped module "
-              "returned it (the model's input, a parameter, or a value "
-              "computed outside the dumped modules)";
+      what +=
+          " before any dumped module diverged: no dumped module "
+          "returned it (the model's input, a parameter, or a value "
+          "computed outside the dumped modules)";
     } else if (seen_err_ == 0) {
       what += std::string(" before any dumped operator diverged") +
               (first_step_ ? " and before the first step" : "") +
@@ -550,8 +553,10 @@ std::vector<FirstDivergence> FindRankDivergences(
     std::optional<FirstDivergence> f = walker.Walk();
     if (f) {
       if (std::string h = walker.Harmless(); !h.empty()) {
-        f->detail += "; before it, calls in the target only that return "
-                     "their input (not the cause): " + h;
+        f->detail +=
+            "; before it, calls in the target only that return "
+            "their input (not the cause): " +
+            h;
       }
       out.push_back(std::move(*f));
     }

@@ -194,7 +194,8 @@ double DTypeFloor(const std::string& dtype) {
 std::string NormalizedDtype(std::string_view d) {
   if (d.starts_with("torch.")) d.remove_prefix(6);
   std::string out(d);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (char& c : out)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return out;
 }
 

@@ -67,7 +67,8 @@ void TrackedDelete(void* p) {
 
 // c10::Allocator::allocate is const up to torch 2.2; from 2.3 it is not,
 // and copy_data is a pure virtual of its own.
-#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 3)
+#if TORCH_VERSION_MAJOR > 2 || \
+    (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 3)
 #define LOCKSTEP_ALLOCATE_CONST
 #define LOCKSTEP_ALLOCATOR_COPY_DATA 1
 #else
@@ -80,7 +81,8 @@ class CountingAllocator final : public c10::Allocator {
   explicit CountingAllocator(c10::Allocator* base) : base_(base) {}
 
 #if LOCKSTEP_ALLOCATOR_COPY_DATA
-  void copy_data(void* dest, const void* src, std::size_t count) const override {
+  void copy_data(void* dest, const void* src,
+                 std::size_t count) const override {
     base_->copy_data(dest, src, count);
   }
 #endif
