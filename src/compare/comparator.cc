@@ -21,6 +21,7 @@
 #include "lockstep/compare/verdict.h"
 #include "lockstep/core/parallel.h"
 #include "lockstep/core/progress.h"
+#include "lockstep/format/api_naming.h"
 
 namespace lockstep {
 namespace {
@@ -316,17 +317,12 @@ std::vector<TensorPairFacts> FillModeCells(const DumpPair& pair,
 bool OverwrittenInput(const CompareRow& r) {
   std::string_view name = r.npu_name();
   if (!r.is_input || !name.ends_with(".input.0")) return false;
-  std::string_view e = r.entry;  // "Tensor.copy_.3.forward"
-  size_t a = e.find('.');
-  if (a == std::string_view::npos) return false;
-  size_t b = e.find('.', a + 1);
-  if (b == std::string_view::npos || !e.substr(b).ends_with(".forward"))
-    return false;
+  if (!r.entry.ends_with(".forward")) return false;  // "Tensor.copy_.3.forward"
   static const auto* apis = new std::set<std::string, std::less<>>{
       "copy_",      "fill_",   "zero_",      "normal_",
       "uniform_",   "random_", "bernoulli_", "exponential_",
       "geometric_", "cauchy_", "log_normal_"};
-  return apis->count(e.substr(a + 1, b - a - 1)) > 0;
+  return apis->count(EntryApi(r.entry)) > 0;
 }
 
 // The output row for one msprobe row: cells, verdict and numeric view.

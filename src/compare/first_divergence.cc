@@ -11,6 +11,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "lockstep/format/api_naming.h"
+
 namespace lockstep {
 namespace {
 
@@ -87,19 +89,11 @@ std::string ArgumentName(const CompareRow& r) {
   return "argument `" + arg + "`";
 }
 
-// The API of an entry: "Tensor.addcdiv_.7.forward" -> "addcdiv_".
-std::string_view ApiOf(std::string_view entry) {
-  size_t a = entry.find('.');
-  if (a == std::string::npos) return entry;
-  size_t b = entry.find('.', a + 1);
-  return entry.substr(a + 1, b == std::string::npos ? b : b - a - 1);
-}
-
 // An in-place call ("Tensor.add_.0.forward", "Torch._foreach_addcdiv_.1.
 // forward", "Tensor.__iadd__.0.forward"): it writes a tensor without
 // recording the written tensor as an output.
 bool InPlace(std::string_view entry) {
-  std::string_view api = ApiOf(entry);
+  std::string_view api = EntryApi(entry);
   if (api.size() > 4 && api.starts_with("__i") && api.ends_with("__"))
     return true;
   return api.size() > 1 && api.ends_with('_') && !api.ends_with("__");
@@ -118,7 +112,7 @@ bool UnboundedAmplifier(const std::string& entry) {
       "reciprocal_",  "rsqrt",        "rsqrt_",        "log",
       "log_",         "pow",          "pow_",          "__pow__",
       "__rpow__",     "_foreach_div", "_foreach_div_", "_foreach_addcdiv_"};
-  return ops->count(ApiOf(entry)) > 0;
+  return ops->count(EntryApi(entry)) > 0;
 }
 
 // The forward entry of a backward entry ("X.3.backward" -> "X.3.forward",

@@ -146,6 +146,13 @@ std::string MsprobeApiName(std::string_view aten_name) {
   return "Torch." + std::string(op);
 }
 
+std::string_view EntryApi(std::string_view entry) {
+  size_t a = entry.find('.');
+  if (a == std::string_view::npos) return entry;
+  size_t b = entry.find('.', a + 1);
+  return entry.substr(a + 1, b == std::string_view::npos ? b : b - a - 1);
+}
+
 std::string ModuleClassName(std::string_view cpp_class) {
   // Drop template arguments ("Foo<int>") and namespaces ("torch::nn::").
   std::string_view c = cpp_class.substr(0, cpp_class.find('<'));

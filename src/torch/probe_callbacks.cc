@@ -258,7 +258,7 @@ void ProbeImpl::OpEnd(const at::RecordFunction& fn, OpContext* ctx) {
       return;
     }
     if (ctx->collective) {
-      CollectiveOutputs(fn, ctx);
+      CollectiveOutputs(ctx);
       AddEntry(fwd, ctx->entry.EndDict().Take());
       return;
     }

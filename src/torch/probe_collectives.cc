@@ -194,8 +194,7 @@ void ProbeImpl::CollectiveInputs(const at::RecordFunction& fn, OpContext* ctx) {
   e.EndDict();
 }
 
-void ProbeImpl::CollectiveOutputs(const at::RecordFunction& fn,
-                                  OpContext* ctx) {
+void ProbeImpl::CollectiveOutputs(OpContext* ctx) {
   // The tensors the call was given (CollectiveInputs), written in place.
   std::vector<c10::IValue> args = std::move(ctx->held);
   // The work wrote into the tensors from its own thread, without bumping

@@ -79,9 +79,9 @@ class ProbeImpl {
   std::unique_ptr<OpContext> OpStartLocked(const at::RecordFunction& fn);
   void OpEnd(const at::RecordFunction& fn, OpContext* ctx);
   // probe_collectives.cc: a collective's input_args and input_kwargs (at
-  // the start), and its output after its work is done.
+  // the start, held in ctx), and its output once its work is done.
   void CollectiveInputs(const at::RecordFunction& fn, OpContext* ctx);
-  void CollectiveOutputs(const at::RecordFunction& fn, OpContext* ctx);
+  void CollectiveOutputs(OpContext* ctx);
   // A backward hook of call `id` of `step` (probe_backward.cc): gradients
   // of the call's outputs (output_side) or of its tensor inputs, by index.
   void OnCallGrads(int64_t step, int64_t id, bool output_side,

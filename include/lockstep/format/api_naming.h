@@ -39,6 +39,10 @@ namespace lockstep {
 // "Functional.linear" for "aten::linear", ... ; "" for non-aten names.
 std::string MsprobeApiName(std::string_view aten_name);
 
+// The API of an entry name: "Tensor.addcdiv_.7.forward" -> "addcdiv_"
+// (a view into `entry`; `entry` itself when it has no dot).
+std::string_view EntryApi(std::string_view entry);
+
 // "Module.{path}.{Class}" for a module at `path` ("conv1", "features.0")
 // whose C++ class is `cpp_class` ("torch::nn::Conv2dImpl" -> "Conv2d",
 // "LeNetImpl" -> "LeNet", "Net" -> "Net"). An empty path is the root,
