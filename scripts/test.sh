@@ -18,9 +18,6 @@ if [ "${LOCKSTEP_TORCH2:-1}" = 1 ]; then
     echo "[W] left out against torch 2.x (tests/torch2_known_failures.txt): ${known//|/, }"
     exclude=(-E "^($known)$")
   fi
-  # The scenario suite runs there on the CPU's own kernel paths; its runs
-  # with the kernels capped (label capped: what another CPU computes) are
-  # the 1.13 run's, and would add 10 minutes of CPU.
-  (cd build-torch2 && ctest --output-on-failure -j"$(nproc)" --timeout 900 -L torch -LE capped "${exclude[@]}") || rc=1
+  (cd build-torch2 && ctest --output-on-failure -j"$(nproc)" --timeout 900 -L torch "${exclude[@]}") || rc=1
 fi
 exit $rc

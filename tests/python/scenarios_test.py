@@ -101,25 +101,37 @@ MSPROBE_CASES = {
 }
 
 
-def gpt_run(tmp, knobs, task, cache):
-    key = ("gpt", json.dumps(knobs, sort_keys=True), task)
-    if key not in cache:
-        dump = os.path.join(tmp, f"run{len(cache)}")
-        subprocess.run([sys.executable, os.path.join(HERE, "tiny_gpt.py"), LIB, dump,
-                        task, STEPS, json.dumps(knobs)], check=True,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        cache[key] = dump
-    return cache[key]
+class Runs:
+    """The dumps of each distinct run the cases need, made in two batches:
+    every transformer run in one Python process (tiny_gpt.py --many forks a
+    child per run, so torch is imported once), then the LeNet runs, two at
+    a time."""
 
+    def __init__(self, tmp):
+        self.tmp = tmp
+        self.dumps = {}   # (kind, knobs or args, task) -> dump folder
+        self.todo = []
 
-def lenet_run(tmp, args, task, cache):
-    key = ("lenet", " ".join(args), task)
-    if key not in cache:
-        dump = os.path.join(tmp, f"run{len(cache)}")
-        subprocess.run([LENET, "--steps", STEPS, "--seed", "1", "--task", task,
-                        "--dump", dump] + args, check=True, stdout=subprocess.DEVNULL)
-        cache[key] = dump
-    return cache[key]
+    def need(self, kind, how, task):
+        key = (kind, json.dumps(how, sort_keys=True), task)
+        if key not in self.dumps:
+            self.dumps[key] = os.path.join(self.tmp, f"run{len(self.dumps)}")
+            self.todo.append((key, how))
+        return self.dumps[key]
+
+    def make(self):
+        gpt = [[self.dumps[k], k[2], STEPS, how] for k, how in self.todo if k[0] == "gpt"]
+        if gpt:
+            subprocess.run([sys.executable, os.path.join(HERE, "tiny_gpt.py"), "--many", LIB,
+                            json.dumps(gpt)], check=True)
+        lenet = [[LENET, "--steps", STEPS, "--seed", "1", "--task", k[2], "--dump", self.dumps[k]]
+                 + how for k, how in self.todo if k[0] == "lenet"]
+        for i in range(0, len(lenet), 2):
+            two = [subprocess.Popen(a, stdout=subprocess.DEVNULL) for a in lenet[i:i + 2]]
+            for p in two:
+                if p.wait() != 0:
+                    raise SystemExit(f"lenet failed: {' '.join(p.args)}")
+        self.todo = []
 
 
 def compare(tmp, target, baseline):
@@ -157,22 +169,23 @@ def msprobe_cases(tmp):
 
 
 def main():
-    cases = [(n, gpt_run, b, t, want) for n, (b, t, want) in GPT.items()]
-    cases += [(n, lenet_run, b, t, want) for n, (b, t, want) in LENET_CASES.items()]
+    cases = [(n, "gpt", b, t, want) for n, (b, t, want) in GPT.items()]
+    cases += [(n, "lenet", b, t, want) for n, (b, t, want) in LENET_CASES.items()]
+    cases = [c for c in cases if not ONLY or c[0] in ONLY]
     hits = total = 0
     with tempfile.TemporaryDirectory() as tmp:
-        cache = {}
-        for task in ["statistics", "tensor"]:
-            for name, run, base, target, want in cases:
-                if ONLY and name not in ONLY:
-                    continue
-                rc, first, out = compare(tmp, run(tmp, target, task, cache),
-                                         run(tmp, base, task, cache))
-                ok = judge(rc, first, want)
-                hits += ok
-                total += 1
-                verdict = out[-1] if out else ""
-                print(f"{'ok  ' if ok else 'MISS'} {task:10} {name:32} exit {rc}: {verdict}")
+        runs = Runs(tmp)
+        pairs = [(task, name, runs.need(kind, target, task), runs.need(kind, base, task), want)
+                 for task in ["statistics", "tensor"]
+                 for name, kind, base, target, want in cases]
+        runs.make()
+        for task, name, target, baseline, want in pairs:
+            rc, first, out = compare(tmp, target, baseline)
+            ok = judge(rc, first, want)
+            hits += ok
+            total += 1
+            verdict = out[-1] if out else ""
+            print(f"{'ok  ' if ok else 'MISS'} {task:10} {name:32} exit {rc}: {verdict}")
         if os.path.isdir(TOY) or "LOCKSTEP_FIXTURES" in os.environ:
             h, t = msprobe_cases(tmp)
             hits, total = hits + h, total + t

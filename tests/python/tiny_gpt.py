@@ -280,11 +280,53 @@ def train(k: Knobs, steps, on_step=None, probe=None, lr=1e-3):
     return model, losses
 
 
+def run_many(lib, jobs, parallel=2):
+    """Runs each job (dump, task, steps, knobs dict) in a child forked from
+    this process, `parallel` at a time, each dumped by a probe of its own
+    (one per process); a child's stderr goes to DUMP.stderr. torch is imported once, here: a torch 2.x import costs
+    seconds, a fork milliseconds. Returns the dumps whose run failed.
+    REQUIRES: this process has computed nothing with torch yet (a fork after
+    an intra-op thread pool started is unsafe)."""
+    import os
+    import sys
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                    "..", "..", "python"))
+    import lockstep_probe
+    failed, running, queue = [], {}, list(jobs)
+    while queue or running:
+        while queue and len(running) < parallel:
+            dump, task, steps, knobs = queue.pop(0)
+            pid = os.fork()
+            if pid == 0:
+                code = 1
+                try:
+                    os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+                    os.dup2(os.open(dump + ".stderr", os.O_WRONLY | os.O_CREAT | os.O_TRUNC), 2)
+                    cfg = {"task": task, "level": "L1", "dump_path": dump}
+                    train(Knobs(**knobs), int(steps), probe=lockstep_probe.Probe(cfg, lib=lib))
+                    code = 0
+                finally:
+                    os._exit(code)
+            running[pid] = dump
+        pid, status = os.wait()
+        if os.waitstatus_to_exitcode(status) != 0:
+            failed.append(running[pid])
+        del running[pid]
+    return failed
+
+
 if __name__ == "__main__":
     # tiny_gpt.py LIB DUMP TASK STEPS KNOBS_JSON: one run, dumped by the probe.
+    # tiny_gpt.py --many LIB JOBS_JSON: run_many over a JSON list of
+    #   [dump, task, steps, knobs]; exit 1 naming the runs that failed.
     import json
     import os
     import sys
+    if sys.argv[1] == "--many":
+        bad = run_many(sys.argv[2], json.loads(sys.argv[3]), min(2, os.cpu_count() or 1))
+        if bad:
+            print("tiny_gpt: these runs failed: " + ", ".join(bad), file=sys.stderr)
+        sys.exit(1 if bad else 0)
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                     "..", "..", "python"))
     import lockstep_probe
