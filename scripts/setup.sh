@@ -35,14 +35,16 @@ fi
 T2ON=${LOCKSTEP_TORCH2:-$([ $# -eq 0 ] && echo 1 || echo 0)}
 V=.venv-torch2
 T2=${LOCKSTEP_TORCH2_VERSION:-2.11.0}
+MSPROBE=26.2.0
 pip_pid=""
 if [ "$T2ON" = 1 ]; then
   # torch 2.x downloads (a few GB: the wheel and its nvidia-* packages)
   # while build/ compiles; its log is .venv-torch2/pip.log.
   [ -x $V/bin/python ] || /usr/bin/python3 -m venv $V
-  if ! $V/bin/python -c "import torch, sys; sys.exit(torch.__version__.split('+')[0] != '$T2')" 2> /dev/null; then
-    echo "[I] installing torch==$T2 into $V in the background (a few GB, once)"
-    $V/bin/pip install -q --disable-pip-version-check "torch==$T2" numpy > $V/pip.log 2>&1 &
+  # mindstudio-probe is msprobe, run live by tests/python/msprobe_live_test.py.
+  if ! $V/bin/python -c "import torch, sys, importlib.util as u; sys.exit(torch.__version__.split('+')[0] != '$T2' or u.find_spec('msprobe') is None)" 2> /dev/null; then
+    echo "[I] installing torch==$T2 and mindstudio-probe==$MSPROBE into $V in the background (a few GB, once)"
+    $V/bin/pip install -q --disable-pip-version-check "torch==$T2" numpy "mindstudio-probe==$MSPROBE" > $V/pip.log 2>&1 &
     pip_pid=$!
   fi
 fi

@@ -55,7 +55,7 @@ _CANDIDATES = (
 # msprobe's config.json keys: those lockstep reads, and those it accepts and
 # ignores (msprobe features lockstep does not have).
 _TOP_KEYS = {"task", "dump_path", "level", "step", "rank", "extra_info",
-             "tensor_format"}
+             "tensor_format", "risk_level", "api_names", "msprobe_apis"}
 _SECTION_KEYS = {"scope", "list", "data_mode", "summary_mode",
                  "overflow_nums", "sample_rate"}
 _TASKS = {"statistics", "tensor", "md5", "overflow_check", "shadow"}
@@ -97,7 +97,23 @@ def load(path=None):
                 "`pip install .` the source tree, or set LOCKSTEP_PY_LIB")
     _check_built_for(os.fspath(path))
     torch.ops.load_library(os.fspath(path))
+    global _LOADED
+    _LOADED = os.fspath(path)
     return torch.ops.lockstep
+
+
+_LOADED = None  # the library load() loaded
+
+
+def _loaded_path():
+    """The path of the probe library in use: the one load() loaded, else the
+    one torch loaded it from (a library loaded before this module)."""
+    if _LOADED is not None:
+        return _LOADED
+    for lib in getattr(torch.ops, "loaded_libraries", ()):
+        if os.path.basename(lib) == _LIB_NAME:
+            return lib
+    return None
 
 
 def _release(version):
@@ -312,7 +328,13 @@ class Probe:
         is on disk.
     Keyword arguments override config keys: task, dump_path, level, step,
         rank, scope, list, data_mode, summary_mode, extra_info,
-        tensor_format, overflow_nums, sample_rate.
+        tensor_format, overflow_nums, sample_rate, and:
+    api_names: "aten" (the default: an entry is named after its ATen
+        operator, Torch.add for x + y) or "python" (after the Python call,
+        as msprobe names it: Tensor.__add__; docs/probe.md#msprobe-names).
+    msprobe_apis: True keeps only the calls the installed msprobe dumps
+        (its support_wrap_ops.yaml and risk_level, msprobe's config key:
+        FOCUS by default), named as msprobe names them.
 
     Tensor mode (task="tensor") writes one .pt file per tensor (torch.save's
     format, which msprobe's PyTorch compare loads); tensor_format="npy"
@@ -361,6 +383,24 @@ class Probe:
         self._hooks = []
         self._open_calls = []  # per hooked module: tokens of open calls
         self._eager = _EagerCompile()
+        self._lib = lib
+        self._api_names = None  # _api_names.ApiNames while started
+        # msprobe's names of Python API calls, or the ATen operators' own
+        # (the default; msprobe_apis implies "python").
+        cfg.setdefault("api_names",
+                       "python" if cfg.get("msprobe_apis") else "aten")
+        if cfg["api_names"] not in ("python", "aten"):
+            raise ValueError(f"lockstep: api_names {cfg['api_names']!r}: "
+                             "'python' (msprobe's names of the Python API "
+                             "calls) or 'aten' (the operators' own)")
+        self._msprobe_filter = None
+        if cfg.get("msprobe_apis"):
+            if cfg["api_names"] != "python":
+                raise ValueError("lockstep: msprobe_apis needs api_names "
+                                 "'python'")
+            from . import _api_names
+            self._msprobe_filter = _api_names.msprobe_filter(
+                cfg.get("risk_level"))
         self.started = False  # between start() and stop()
 
     # -- configuration and state ------------------------------------------
@@ -435,6 +475,7 @@ class Probe:
             raise
         _started = self
         self.started = True
+        self._enter_api_names()
         if hasattr(self._ops, "pause"):
             _quiet_ddp_bookkeeping(self._ops)
         if self._model is not None and self.level in ("L0", "mix"):
@@ -461,6 +502,9 @@ class Probe:
         if _started is not self:
             return
         self._detach()
+        if self._api_names is not None:
+            self._api_names.exit()
+            self._api_names = None
         self._eager.restore()
         _started = None
         self.started = False
@@ -519,6 +563,22 @@ class Probe:
 
             self._hooks.append(module.register_forward_pre_hook(pre))
             self._hooks.append(module.register_forward_hook(post))
+
+    def _enter_api_names(self):
+        """Names entries after the Python APIs called (api_names "python"):
+        see _api_names.py."""
+        if self._config["api_names"] != "python":
+            return
+        from . import _api_names
+        path = _loaded_path()
+        names = _api_names.ApiNames(path, self._msprobe_filter) if path else None
+        if names is None or not names.usable:
+            _warn("lockstep: entries are named after ATen operators "
+                  "(Torch.add for x + y): this liblockstep_py.so cannot "
+                  "name Python API calls; rebuild it")
+            return
+        names.enter()
+        self._api_names = names
 
     def _detach(self):
         for h in self._hooks:

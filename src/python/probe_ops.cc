@@ -276,6 +276,18 @@ int64_t DeviceCrc(at::Tensor t) {
 
 }  // namespace
 
+// For ctypes (lockstep_probe's API naming mode, on every Python-level
+// torch call: a dispatcher call each would cost more than the call it
+// names). api: msprobe's name, NUL-terminated.
+extern "C" __attribute__((visibility("default"))) void
+lockstep_begin_python_api_call(const char* api, int dump) {
+  lockstep::BeginPythonApiCall(api == nullptr ? "" : api, dump != 0);
+}
+extern "C" __attribute__((visibility("default"))) int
+lockstep_end_python_api_call() {
+  return lockstep::EndPythonApiCall();
+}
+
 TORCH_LIBRARY(lockstep, m) {
   m.def(
       "start(str config, str skip='', int rank=-1, bool write_behind=False) "

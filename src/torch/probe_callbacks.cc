@@ -56,6 +56,13 @@ thread_local int t_base = 0;
 // PauseProbeOnThisThread's nesting.
 thread_local int t_paused = 0;
 
+// The Python API call open on this thread (BeginPythonApiCall): its name,
+// whether it is dumped, and how many operators it called at the top level.
+thread_local bool t_py_open = false;
+thread_local bool t_py_dump = false;
+thread_local int t_py_ops = 0;
+thread_local std::string t_py_api;
+
 bool EngineScope(std::string_view name) {
   return name.starts_with("autograd::engine::evaluate_function");
 }
@@ -86,11 +93,17 @@ std::unique_ptr<at::ObserverContext> OnStart(const at::RecordFunction& fn) {
     }
   }
   if (fn.scope() != at::RecordScope::FUNCTION || t_paused > 0) return nullptr;
-  if (t_base > 0 && !std::string_view(fn.name()).starts_with("c10d::"))
+  std::string_view name = fn.name();
+  if (t_base > 0 && !name.starts_with("c10d::"))
     return nullptr;  // in the engine's scope: collectives only
+  std::string_view api;
+  if (t_py_open && t_base == 0 && !name.starts_with("lockstep::")) {
+    if (++t_py_ops > 1 || !t_py_dump) return nullptr;
+    api = t_py_api;
+  }
   ProbeImpl* p = g_active_probe.load(std::memory_order_acquire);
   if (p == nullptr) return nullptr;
-  return p->OpStart(fn);
+  return p->OpStart(fn, api);
 }
 
 void OnEnd(const at::RecordFunction& fn, at::ObserverContext* ctx) {
@@ -132,6 +145,7 @@ void ResetProbeDepth() {
   if (t_inner_off) at::enableRecordFunction(true);
   t_inner_off = false;
   t_watched = nullptr;
+  t_py_open = false;
 }
 
 void PauseProbeOnThisThread(bool paused) {
@@ -140,6 +154,18 @@ void PauseProbeOnThisThread(bool paused) {
   } else if (t_paused > 0) {
     --t_paused;
   }
+}
+
+void BeginPythonApiCall(std::string_view api, bool dump) {
+  t_py_open = true;
+  t_py_dump = dump && !api.empty();
+  t_py_ops = 0;
+  t_py_api.assign(api);
+}
+
+int EndPythonApiCall() {
+  t_py_open = false;
+  return t_py_ops;
 }
 
 ProbeOwnWork::ProbeOwnWork() {
@@ -160,8 +186,9 @@ at::CallbackHandle AddProbeCallbacks() {
               {at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION}));
 }
 
-std::unique_ptr<OpContext> ProbeImpl::OpStart(const at::RecordFunction& fn) {
-  std::unique_ptr<OpContext> result = OpStartLocked(fn);
+std::unique_ptr<OpContext> ProbeImpl::OpStart(const at::RecordFunction& fn,
+                                              std::string_view api) {
+  std::unique_ptr<OpContext> result = OpStartLocked(fn, api);
   if (result != nullptr && result->take_stack) {
     TakeStack(result->fwd);
   }
@@ -169,14 +196,18 @@ std::unique_ptr<OpContext> ProbeImpl::OpStart(const at::RecordFunction& fn) {
 }
 
 std::unique_ptr<OpContext> ProbeImpl::OpStartLocked(
-    const at::RecordFunction& fn) {
+    const at::RecordFunction& fn, std::string_view python_api) {
   std::lock_guard<std::mutex> lock(mu_);
   if (writer_ == nullptr || terminated_) return nullptr;
   std::unique_ptr<OpContext> result;
   Guarded(fn.name(), [&] {
     auto [it, fresh] = api_names_.try_emplace(fn.name());
     if (fresh) it->second = MsprobeApiName(fn.name());
-    const std::string& api = it->second;
+    // A collective keeps its own name (its inputs and outputs are read
+    // as a collective's).
+    std::string api(python_api.empty() || it->second.starts_with("Distributed.")
+                        ? std::string_view(it->second)
+                        : python_api);
     if (api.empty()) return;
     std::string base = api + "." + std::to_string(api_calls_.Next(api));
     std::string fwd = base + ".forward";

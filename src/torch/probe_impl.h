@@ -75,8 +75,12 @@ class ProbeImpl {
   Status Stop();
 
   // Callbacks (probe_callbacks.cc, probe_modules.cc).
-  std::unique_ptr<OpContext> OpStart(const at::RecordFunction& fn);
-  std::unique_ptr<OpContext> OpStartLocked(const at::RecordFunction& fn);
+  // api: the entry's name without its count ("" for the operator's own,
+  // MsprobeApiName of it).
+  std::unique_ptr<OpContext> OpStart(const at::RecordFunction& fn,
+                                     std::string_view api);
+  std::unique_ptr<OpContext> OpStartLocked(const at::RecordFunction& fn,
+                                           std::string_view api);
   void OpEnd(const at::RecordFunction& fn, OpContext* ctx);
   // probe_collectives.cc: a collective's input_args and input_kwargs (at
   // the start, held in ctx), and its output once its work is done.

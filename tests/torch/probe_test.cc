@@ -320,6 +320,41 @@ TEST_F(ProbeTest, InnerOperatorsAreNeverEntries) {
   EXPECT_EQ(Names(ReadDump()), want);
 }
 
+// A Python API call (lockstep_probe's api_names "python") names the first
+// operator it runs at the top level, numbered by that name; its other
+// operators are not entries; dump=false hides them all.
+TEST_F(ProbeTest, PythonApiCallsNameTheirFirstOperator) {
+  auto p = MakeProbe(Config());
+  at::Tensor x = at::randn({4, 6});
+  at::Tensor w = at::randn({3, 6});
+  ASSERT_TRUE(p->Start().ok());
+  BeginPythonApiCall("Tensor.__add__", true);
+  at::add(x, 1.0);
+  EXPECT_EQ(EndPythonApiCall(), 1);
+  BeginPythonApiCall("Functional.normalize", true);
+  at::Tensor n = at::norm(x);  // the entry
+  at::div(x, n);               // a second top-level operator: none
+  EXPECT_EQ(EndPythonApiCall(), 2);
+  BeginPythonApiCall("Tensor.view", false);  // not dumped
+  x.view({24});
+  EXPECT_EQ(EndPythonApiCall(), 1);
+  at::add(x, 2.0);  // no Python call open: the operator's own name
+  BeginPythonApiCall("Tensor.__add__", true);
+  at::linear(x, w);  // its inner operators stay inner
+  EXPECT_EQ(EndPythonApiCall(), 1);
+  ASSERT_TRUE(p->Stop().ok());
+  DumpFile d = ReadDump();
+  EXPECT_EQ(Names(d),
+            (std::vector<std::string>{
+                "Tensor.__add__.0.forward", "Functional.normalize.0.forward",
+                "Torch.add.0.forward", "Tensor.__add__.1.forward"}));
+  // The named entry holds its operator's own inputs and output.
+  const PyValue& shape =
+      *Item(Entry(d, "Functional.normalize.0.forward"), "output", 0)
+           .Find("shape");
+  EXPECT_TRUE(shape.items().empty()) << shape.PyRepr();  // norm's: 0-dim
+}
+
 // Python numbers that ATen wrapped into 0-dim tensors (`x.mul_(2.5)`) are
 // recorded as the numbers, read from the tensor's memory.
 TEST_F(ProbeTest, WrappedNumbersAreRecordedAsNumbers) {

@@ -199,6 +199,17 @@ class ProbeStopGuard {
 // engine runs (the bucketed all_reduce) are not affected.
 void PauseProbeOnThisThread(bool paused);
 
+// A call of a Python-level API (msprobe's name of it: "Tensor.__add__",
+// "Functional.linear", "Torch.matmul") begins on the calling thread: the
+// first operator it calls at the top level is the entry, under that name
+// (with that name's own call count); the others it calls at the top level
+// are not entries, as msprobe records one entry per API call. dump=false:
+// none of them is an entry (an API the other run's probe does not dump).
+// EndPythonApiCall ends it and returns how many operators it called at the
+// top level. Calls do not nest: a Begin while one is open replaces it.
+void BeginPythonApiCall(std::string_view api, bool dump);
+int EndPythonApiCall();
+
 }  // namespace lockstep
 
 #endif  // LOCKSTEP_TORCH_PROBE_H_
