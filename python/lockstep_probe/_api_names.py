@@ -19,6 +19,7 @@ lines up with an msprobe dump of the other call for call.
 """
 import ctypes
 import importlib.util
+import inspect
 import os
 import threading
 
@@ -48,6 +49,60 @@ _OPERATORS += ["__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__",
                "__setitem__"]
 
 _local = threading.local()
+_SEP = "\x1f"
+
+
+def _layout(args, kwargs):
+    """The call's arguments for the C++ probe (probe_python_args.cc): one
+    token per value, separated by \\x1f; "K" between the positional
+    arguments and the keywords ("=name" before each). A tensor is its
+    TensorImpl's address (the probe takes it from the operator's inputs);
+    the others are written as msprobe writes them."""
+    out = []
+    add = out.append
+
+    def enc(v):
+        if isinstance(v, torch.Tensor):
+            add("t%x" % v._cdata)
+        elif v is None:
+            add("n")
+        elif isinstance(v, bool):
+            add("b1" if v else "b0")
+        elif isinstance(v, int):
+            add("i%d" % v if -2**63 <= v < 2**63 else "oint")
+        elif isinstance(v, float):
+            add("f" + repr(v))
+        elif isinstance(v, str):
+            add("s" + v.replace(_SEP, " "))
+        elif isinstance(v, torch.dtype):
+            add("d" + str(v))
+        elif isinstance(v, torch.device):
+            add("v" + str(v))
+        elif isinstance(v, torch.Size):
+            add("S" + ",".join(str(int(x)) for x in v))
+        elif isinstance(v, (list, tuple)):
+            add("[")
+            for x in v:
+                enc(x)
+            add("]")
+        elif isinstance(v, slice):
+            parts = (v.start, v.stop, v.step)
+            if all(p is None or (isinstance(p, int) and not isinstance(p, bool))
+                   for p in parts):
+                add("l" + ",".join("" if p is None else str(p) for p in parts))
+            else:
+                add("oslice")
+        elif v is Ellipsis:
+            add("e")
+        else:
+            add("o" + type(v).__name__)
+    for a in args:
+        enc(a)
+    add("K")
+    for k, v in kwargs.items():
+        add("=" + str(k))
+        enc(v)
+    return _SEP.join(out)
 
 
 def _api_name(func):
@@ -78,7 +133,7 @@ def _library(path):
         end = lib.lockstep_end_python_api_call
     except (OSError, AttributeError):
         return None
-    begin.argtypes = [ctypes.c_char_p, ctypes.c_int]
+    begin.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p]
     begin.restype = None
     end.argtypes = []
     end.restype = ctypes.c_int
@@ -146,30 +201,47 @@ class ApiNames(TorchFunctionMode):
 
     def enter(self):
         for op in _OPERATORS:
-            method = torch.Tensor.__dict__.get(op)
-            if method is None:
-                method = getattr(torch.Tensor, op, None)
-            if method is None or getattr(method, "_lockstep_op", None):
-                continue
-            self._wrapped[op] = torch.Tensor.__dict__.get(op)
-            setattr(torch.Tensor, op, _operator(op, method))
+            method = getattr(torch.Tensor, op, None)
+            if method is not None:
+                self._wrap(torch.Tensor, op, "Tensor." + op, method)
+        # Functions written in Python hand the mode their arguments
+        # normalized (F.layer_norm(x, s, w, b) arrives as weight=w, bias=b,
+        # with every default): wrapped, they hand over the caller's own.
+        for owner, module, prefix in ((F, F.__name__, "Functional."),
+                                      (torch.Tensor, "torch._tensor", "Tensor.")):
+            for n, fn in list(vars(owner).items()):
+                if inspect.isfunction(fn) and fn.__module__ == module and \
+                        not n.startswith("_") and n not in _NOT_APIS:
+                    self._wrap(owner, n, prefix + n, fn)
         self.__enter__()
+
+    def _wrap(self, owner, attr, name, fn):
+        if getattr(fn, "_lockstep_call", None):
+            return
+        self._wrapped[(owner, attr)] = owner.__dict__.get(attr)
+        setattr(owner, attr, _caller_args(name, fn))
 
     def exit(self):
         self.__exit__(None, None, None)
-        for op, method in self._wrapped.items():
-            if method is None:
-                delattr(torch.Tensor, op)
+        for (owner, attr), fn in self._wrapped.items():
+            if fn is None:
+                delattr(owner, attr)
             else:
-                setattr(torch.Tensor, op, method)
+                setattr(owner, attr, fn)
         self._wrapped = {}
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        name = getattr(_local, "operator", None)
-        if name is not None:
-            _local.operator = None
+        call = getattr(_local, "call", None)
+        _local.call = None
+        # The caller's name and arguments: an operator's (x + y reaches the
+        # mode as add), or a wrapped function's that reached it itself (not
+        # a torch call inside a method that never asks the mode).
+        if call is not None and (call[0] is None or call[0] == getattr(
+                func, "__name__", None)):
+            _, name, args_given, kwargs_given = call
         else:
+            args_given, kwargs_given = args, kwargs
             name = self._names.get(func, False)
             if name is False:
                 name = self._names[func] = _api_name(func)
@@ -180,21 +252,33 @@ class ApiNames(TorchFunctionMode):
         else:
             dump = self._wanted is None or self._wanted(name)
         begin, end = self._calls
-        begin((name or "").encode(), dump)
+        layout = None
+        if dump:
+            try:
+                layout = _layout(args_given, kwargs_given).encode(
+                    "utf-8", "replace")
+            except Exception:  # an argument that will not encode: ATen's
+                layout = None
+        begin((name or "").encode(), dump, layout)
         try:
             return func(*args, **kwargs)
         finally:
             end()
 
 
-def _operator(op, method):
+def _caller_args(name, fn):
+    """fn wrapped to tell the mode its name and the caller's arguments."""
+    expect = None if name.split(".", 1)[1] in _OPERATORS else fn.__name__
+
     def call(*args, **kwargs):
-        _local.operator = "Tensor." + op
+        _local.call = (expect, name, args, kwargs)
         try:
-            return method(*args, **kwargs)
+            return fn(*args, **kwargs)
         finally:
-            _local.operator = None
-    call._lockstep_op = True
-    call.__name__ = op
-    call.__qualname__ = "Tensor." + op
+            _local.call = None
+    call._lockstep_call = True
+    call.__name__ = fn.__name__
+    call.__qualname__ = getattr(fn, "__qualname__", fn.__name__)
+    call.__doc__ = fn.__doc__
+    call.__wrapped__ = fn
     return call

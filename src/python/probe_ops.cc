@@ -280,8 +280,9 @@ int64_t DeviceCrc(at::Tensor t) {
 // torch call: a dispatcher call each would cost more than the call it
 // names). api: msprobe's name, NUL-terminated.
 extern "C" __attribute__((visibility("default"))) void
-lockstep_begin_python_api_call(const char* api, int dump) {
-  lockstep::BeginPythonApiCall(api == nullptr ? "" : api, dump != 0);
+lockstep_begin_python_api_call(const char* api, int dump, const char* args) {
+  lockstep::BeginPythonApiCall(api == nullptr ? "" : api, dump != 0,
+                               args == nullptr ? "" : args);
 }
 extern "C" __attribute__((visibility("default"))) int
 lockstep_end_python_api_call() {

@@ -62,6 +62,7 @@ thread_local bool t_py_open = false;
 thread_local bool t_py_dump = false;
 thread_local int t_py_ops = 0;
 thread_local std::string t_py_api;
+thread_local std::string t_py_args;  // WritePythonArgs' layout
 
 bool EngineScope(std::string_view name) {
   return name.starts_with("autograd::engine::evaluate_function");
@@ -97,13 +98,15 @@ std::unique_ptr<at::ObserverContext> OnStart(const at::RecordFunction& fn) {
   if (t_base > 0 && !name.starts_with("c10d::"))
     return nullptr;  // in the engine's scope: collectives only
   std::string_view api;
+  std::string_view args;
   if (t_py_open && t_base == 0 && !name.starts_with("lockstep::")) {
     if (++t_py_ops > 1 || !t_py_dump) return nullptr;
     api = t_py_api;
+    args = t_py_args;
   }
   ProbeImpl* p = g_active_probe.load(std::memory_order_acquire);
   if (p == nullptr) return nullptr;
-  return p->OpStart(fn, api);
+  return p->OpStart(fn, api, args);
 }
 
 void OnEnd(const at::RecordFunction& fn, at::ObserverContext* ctx) {
@@ -156,11 +159,13 @@ void PauseProbeOnThisThread(bool paused) {
   }
 }
 
-void BeginPythonApiCall(std::string_view api, bool dump) {
+void BeginPythonApiCall(std::string_view api, bool dump,
+                        std::string_view args) {
   t_py_open = true;
   t_py_dump = dump && !api.empty();
   t_py_ops = 0;
   t_py_api.assign(api);
+  t_py_args.assign(args);
 }
 
 int EndPythonApiCall() {
@@ -187,8 +192,9 @@ at::CallbackHandle AddProbeCallbacks() {
 }
 
 std::unique_ptr<OpContext> ProbeImpl::OpStart(const at::RecordFunction& fn,
-                                              std::string_view api) {
-  std::unique_ptr<OpContext> result = OpStartLocked(fn, api);
+                                              std::string_view api,
+                                              std::string_view python_args) {
+  std::unique_ptr<OpContext> result = OpStartLocked(fn, api, python_args);
   if (result != nullptr && result->take_stack) {
     TakeStack(result->fwd);
   }
@@ -196,7 +202,8 @@ std::unique_ptr<OpContext> ProbeImpl::OpStart(const at::RecordFunction& fn,
 }
 
 std::unique_ptr<OpContext> ProbeImpl::OpStartLocked(
-    const at::RecordFunction& fn, std::string_view python_api) {
+    const at::RecordFunction& fn, std::string_view python_api,
+    std::string_view python_args) {
   std::lock_guard<std::mutex> lock(mu_);
   if (writer_ == nullptr || terminated_) return nullptr;
   std::unique_ptr<OpContext> result;
@@ -238,8 +245,15 @@ std::unique_ptr<OpContext> ProbeImpl::OpStartLocked(
         ctx->op = ShadowOperator(fn);
         ctx->held = HoldInputs(fn, ctx->op ? &*ctx->op : nullptr);
       }
-      ctx->entry.BeginDict().Key("input_args");
-      ListIf(config_.input, fn.inputs(), ctx->fwd + ".input", &ctx->entry);
+      ctx->entry.BeginDict();
+      ctx->kwargs_written =
+          config_.input && !shadow && !python_args.empty() &&
+          WritePythonArgs(python_args, fn.inputs(), ctx->fwd + ".input",
+                          &summarizer_, &ctx->entry);
+      if (!ctx->kwargs_written) {
+        ctx->entry.Key("input_args");
+        ListIf(config_.input, fn.inputs(), ctx->fwd + ".input", &ctx->entry);
+      }
       ctx->take_stack = StackWanted(ctx->fwd);
     }
     if (config_.backward && config_.task != ProbeTask::kOverflow &&
@@ -295,9 +309,11 @@ void ProbeImpl::OpEnd(const at::RecordFunction& fn, OpContext* ctx) {
     }
     if (ctx->forward) {
       PyJsonBuilder& e = ctx->entry;
-      e.Key("input_kwargs").BeginDict().EndDict().Key("output");
+      if (!ctx->kwargs_written) e.Key("input_kwargs").BeginDict().EndDict();
+      e.Key("output");
       ListIf(config_.output, outs, fwd + ".output", &e);
-      if (!ctx->aten.empty()) e.Key("aten").Str(ctx->aten);
+      if (!ctx->aten.empty() && !ctx->kwargs_written)
+        e.Key("aten").Str(ctx->aten);
       if (ctx->shadow) WriteShadowList(shadow, &e.Key("shadow"));
       AddEntry(fwd, e.EndDict().Take());
     }

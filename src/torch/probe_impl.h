@@ -60,7 +60,20 @@ struct OpContext : at::ObserverContext {
   // in msprobe's form (probe_collectives.cc); the end callback waits for
   // its work before recording what it wrote.
   bool collective = false;
+  // input_kwargs is written (the Python call's, WritePythonArgs).
+  bool kwargs_written = false;
 };
+
+// Writes "input_args": [...], "input_kwargs": {...} into `b` (an open
+// dict) from `layout`, the Python call's arguments as
+// python/lockstep_probe/_api_names.py encodes them: values, with each
+// tensor named by its TensorImpl's address and taken from `inputs`, the
+// operator's own (lists included). Writes nothing and returns false if the
+// layout is malformed or names a tensor that is not among `inputs`.
+bool WritePythonArgs(std::string_view layout,
+                     c10::ArrayRef<const c10::IValue> inputs,
+                     const std::string& stem, TensorSummarizer* summarizer,
+                     PyJsonBuilder* b);
 
 // Waits for the c10d work a collective call returned (probe_collectives.cc).
 void WaitForCollective(const at::RecordFunction& fn);
@@ -76,11 +89,14 @@ class ProbeImpl {
 
   // Callbacks (probe_callbacks.cc, probe_modules.cc).
   // api: the entry's name without its count ("" for the operator's own,
-  // MsprobeApiName of it).
+  // MsprobeApiName of it); python_args: the Python call's arguments
+  // (WritePythonArgs), "" for the operator's.
   std::unique_ptr<OpContext> OpStart(const at::RecordFunction& fn,
-                                     std::string_view api);
+                                     std::string_view api,
+                                     std::string_view python_args);
   std::unique_ptr<OpContext> OpStartLocked(const at::RecordFunction& fn,
-                                           std::string_view api);
+                                           std::string_view api,
+                                           std::string_view python_args);
   void OpEnd(const at::RecordFunction& fn, OpContext* ctx);
   // probe_collectives.cc: a collective's input_args and input_kwargs (at
   // the start, held in ctx), and its output once its work is done.

@@ -355,6 +355,51 @@ TEST_F(ProbeTest, PythonApiCallsNameTheirFirstOperator) {
   EXPECT_TRUE(shape.items().empty()) << shape.PyRepr();  // norm's: 0-dim
 }
 
+// With the Python call's own arguments (lockstep_probe's encoding): the
+// entry lists them as the call gave them, tensors taken from the operator's
+// inputs; a malformed encoding, or one naming a tensor the operator did not
+// get, leaves the operator's own arguments.
+TEST_F(ProbeTest, PythonApiCallsRecordTheirOwnArguments) {
+  auto p = MakeProbe(Config());
+  at::Tensor x = at::randn({2, 6});
+  at::Tensor other = at::randn({2, 6});
+  auto ptr = [](const at::Tensor& t) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "t%llx",
+                  static_cast<unsigned long long>(
+                      reinterpret_cast<uintptr_t>(t.unsafeGetTensorImpl())));
+    return std::string(buf);
+  };
+  const std::string sep = "\x1f";
+  ASSERT_TRUE(p->Start().ok());
+  BeginPythonApiCall("Functional.layer_norm", true,
+                     ptr(x) + sep + "[" + sep + "i6" + sep + "]" + sep + "K" +
+                         sep + "=eps" + sep + "f1e-05");
+  at::layer_norm(x, {6});
+  EndPythonApiCall();
+  for (std::string bad :
+       {ptr(other) + sep + "K", ptr(x) + sep + "[" + sep + "K",
+        ptr(x) + sep + "K" + sep + "=eps"}) {
+    BeginPythonApiCall("Torch.relu", true, bad);
+    at::relu(x);
+    EndPythonApiCall();
+  }
+  ASSERT_TRUE(p->Stop().ok());
+  DumpFile d = ReadDump();
+  const PyValue& ln = Entry(d, "Functional.layer_norm.0.forward");
+  EXPECT_EQ(ln.Find("input_args")->items().size(), 2u) << ln.PyRepr();
+  EXPECT_EQ(Item(ln, "input_args", 0).Find("shape")->PyRepr(), "[2, 6]");
+  EXPECT_EQ(Item(ln, "input_args", 1).PyRepr(),
+            "[{'type': 'int', 'value': 6}]");
+  EXPECT_EQ(ln.Find("input_kwargs")->PyRepr(),
+            "{'eps': {'type': 'float', 'value': 1e-05}}");
+  for (int i = 0; i < 3; ++i) {  // relu's own: (self)
+    const PyValue& r = Entry(d, "Torch.relu." + std::to_string(i) + ".forward");
+    EXPECT_EQ(r.Find("input_args")->items().size(), 1u) << r.PyRepr();
+    EXPECT_EQ(r.Find("input_kwargs")->PyRepr(), "{}");
+  }
+}
+
 // Python numbers that ATen wrapped into 0-dim tensors (`x.mul_(2.5)`) are
 // recorded as the numbers, read from the tensor's memory.
 TEST_F(ProbeTest, WrappedNumbersAreRecordedAsNumbers) {

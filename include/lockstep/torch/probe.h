@@ -207,7 +207,10 @@ void PauseProbeOnThisThread(bool paused);
 // none of them is an entry (an API the other run's probe does not dump).
 // EndPythonApiCall ends it and returns how many operators it called at the
 // top level. Calls do not nest: a Begin while one is open replaces it.
-void BeginPythonApiCall(std::string_view api, bool dump);
+// args: the call's own arguments, encoded by lockstep_probe (_api_names.py
+// _layout; "": the operator's arguments are recorded, as without a call).
+void BeginPythonApiCall(std::string_view api, bool dump,
+                        std::string_view args = "");
 int EndPythonApiCall();
 
 }  // namespace lockstep
