@@ -4,6 +4,7 @@
 
 #include "cli/commands.h"
 #include "lockstep/core/log.h"
+#include "lockstep/curve/readers.h"
 
 namespace lockstep::cli {
 
@@ -54,6 +55,15 @@ std::string ClosestWord(const std::string& word,
   return best;
 }
 
+CLI::Validator CanonicalMetric() {
+  return CLI::Validator(
+      [](std::string& s) {
+        s = CanonicalMetricName(s);
+        return std::string();
+      },
+      "");
+}
+
 namespace {
 
 // " Note: did you mean '--output'?" for the first unknown option of an
@@ -69,6 +79,13 @@ std::string OptionHint(const CLI::App& app,
     if (x.size() < 2 || x[0] != '-') continue;
     std::string flag = x.substr(0, x.find('='));
     std::string close = ClosestWord(flag, names);
+    // A long option cut short ("--fuzzy" for "--fuzzy-match").
+    for (const std::string& n : names) {
+      if (close.empty() && flag.size() >= 4 && flag.starts_with("--") &&
+          n.starts_with(flag)) {
+        close = n;
+      }
+    }
     if (!close.empty()) return " Note: did you mean '" + close + "'?";
   }
   return "";
@@ -84,9 +101,21 @@ int ParseOrExit(CLI::App& app, int argc, char** argv) {
     return kExitPass;
   } catch (const CLI::ParseError& e) {
     std::string hint;
-    if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr)
+    std::string what = e.what();
+    // An unknown option is the likelier mistake when a required one is
+    // missing too ("--sed 3" for "--seed 3"): name it first.
+    std::vector<std::string> unknown;
+    for (const std::string& x : app.remaining()) {
+      if (x.size() > 1 && x[0] == '-') unknown.push_back(x);
+    }
+    if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr &&
+        !unknown.empty()) {
+      what = "The following argument was not expected: " + unknown[0];
+    }
+    if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr ||
+        what != e.what())
       hint = OptionHint(app, app.remaining());
-    LogError(app.get_name() + " | " + e.what() + "." +
+    LogError(app.get_name() + " | " + what + "." +
              (hint.empty()
                   ? " Note: run 'lockstep " + app.get_name() + " --help'"
                   : hint));

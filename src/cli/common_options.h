@@ -36,6 +36,11 @@ int ParseOrExit(CLI::App& app, int argc, char** argv);
 std::string ClosestWord(const std::string& word,
                         const std::vector<std::string>& known);
 
+// Turns a metric as the user typed it (a log's own column name: "lr",
+// "train/loss") into the name the curve readers store it under
+// (CanonicalMetricName: "learning_rate", "loss").
+CLI::Validator CanonicalMetric();
+
 }  // namespace lockstep::cli
 
 #endif  // LOCKSTEP_CLI_COMMON_OPTIONS_H_

@@ -459,6 +459,7 @@ int Run(int argc, char** argv, ShareGroup* group) {
                  "Training log of the baseline run")
       ->group("Loss curves");
   app.add_option("--curve-metric", a.curve_metric, "Metric of the logs to plot")
+      ->transform(CanonicalMetric())
       ->capture_default_str()
       ->group("Loss curves");
   AddLoggingOptions(app, &a.logging);

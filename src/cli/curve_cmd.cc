@@ -102,8 +102,9 @@ void AddOptions(CLI::App& app, Args* a) {
       ->required();
   app.add_option("--metric", a->opts.metric,
                  "Metric to compare (loss, eval_loss, learning_rate, "
-                 "grad_norm, loss_scale, ...)")
-      ->capture_default_str();
+                 "grad_norm, loss_scale, ...; a log's own column name too)")
+      ->capture_default_str()
+      ->transform(CanonicalMetric());
   app.add_option("--tol-abs", a->opts.tol_abs,
                  "Absolute tolerance (0: only equal values pass)")
       ->capture_default_str()

@@ -384,12 +384,16 @@ Status SelectStepsAndRanks(const std::vector<int64_t>& steps,
     return int64_t{-1};
   };
   if (int64_t v = missing(steps, true); v >= 0) {
-    return Status::NotFound(path, "has no step " + std::to_string(v) +
-                                      " (--step) with the ranks asked for");
+    // A step or rank the dump lacks is a usage error (exit 2), as msprobe
+    // users type --step from habit.
+    return Status::InvalidArgument(path,
+                                   "has no step " + std::to_string(v) +
+                                       " (--step) with the ranks asked for");
   }
   if (int64_t v = missing(ranks, false); v >= 0) {
-    return Status::NotFound(path, "has no rank " + std::to_string(v) +
-                                      " (--rank) in the steps asked for");
+    return Status::InvalidArgument(path,
+                                   "has no rank " + std::to_string(v) +
+                                       " (--rank) in the steps asked for");
   }
   layout->steps = std::move(kept);
   return Status::Ok();
