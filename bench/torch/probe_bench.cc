@@ -133,7 +133,9 @@ void BM_LenetStep(benchmark::State& state) {
     for (const auto& f :
          std::filesystem::recursive_directory_iterator(BenchDir())) {
       std::string ext = f.path().extension().string();
-      if (f.is_regular_file() && (ext == ".npy" || ext == ".pack")) {
+      // .pt (the default tensor format), .npy or the step's .pack.
+      if (f.is_regular_file() &&
+          (ext == ".pt" || ext == ".npy" || ext == ".pack")) {
         bytes += f.file_size();
       }
     }

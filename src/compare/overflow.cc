@@ -80,18 +80,27 @@ OverflowReport AnalyzeOverflow(const DumpFile& dump) {
     OverflowEntry e;
     e.entry = report.rows[i].entry;
     e.entry_index = report.rows[i].entry_index;
-    bool inputs_bad = false, outputs_bad = false;
+    bool inputs_bad = false, outputs_bad = false, argument_inf = false;
     size_t j = i;
     for (; j < report.rows.size() && report.rows[j].entry == e.entry; ++j) {
       const OpRow& r = report.rows[j];
       bool is_out = r.state == RowState::kOutput;
       if (!is_out) e.inputs.push_back(j);
+      // An infinite number argument (masked_fill's -inf of a causal mask).
+      argument_inf =
+          argument_inf || (!is_out && !r.is_tensor &&
+                           ValueKind(r.stats[0], 0) == OverflowKind::kInf);
       OverflowKind k = RowOverflow(r);
       if (k == OverflowKind::kNone) continue;
       e.kind = Worse(e.kind, k);
       e.bad_rows.push_back(j);
       (is_out ? outputs_bad : inputs_bad) = true;
     }
+    // No overflow: infinities that an argument put there on purpose (a
+    // NaN still is one), and a call whose outputs are clean (softmax of
+    // masked logits: the infinities of its input end there).
+    if (argument_inf && e.kind == OverflowKind::kInf) e.bad_rows.clear();
+    if (!outputs_bad) e.bad_rows.clear();
     if (!e.bad_rows.empty()) {
       e.origin = outputs_bad && !inputs_bad;
       if (e.origin && report.first_origin < 0) {

@@ -72,7 +72,10 @@ std::string ReplaySummaryJson(const ReplayResult& r) {
   w.Key("dump");
   JsonString(&w, r.dump);
   w.Key("verdict");
-  JsonString(&w, r.first_suspect ? "suspect" : "no suspect");
+  // Nothing replayed earns no "no suspect" (the command exits 2).
+  JsonString(&w, r.first_suspect   ? "suspect"
+                 : r.replayed == 0 ? "nothing replayed"
+                                   : "no suspect");
   w.Key("first_suspect");
   if (r.first_suspect) {
     const ReplayCheck& c = r.checks[*r.first_suspect];
@@ -238,6 +241,8 @@ std::string ReplayTerminalSummary(const ReplayResult& r) {
          c.dtype + ", " + Where(c) + ")\n  " + c.reason +
          "\n  bound: " + c.bound_rule + "\n";
     s += std::to_string(r.suspect) + " suspect tensor(s) in all\n";
+  } else if (r.replayed == 0) {
+    s += "no verdict: no call was replayed\n";
   } else {
     s += "no suspect: every replayed result is within its bound\n";
   }

@@ -62,5 +62,37 @@ TEST(OverflowTest, CleanDumpAndNonTensors) {
   EXPECT_EQ(r.first_origin, -1);
 }
 
+// A causal mask is no overflow (issue 36: a healthy transformer listed 18
+// overflowing entries): masked_fill's -inf argument puts the infinities in
+// its output, and softmax's outputs are clean. A NaN from an infinite
+// argument, and an infinity no argument explains, still are overflows.
+TEST(OverflowTest, InfinitiesAnArgumentPutsThereAreNoOverflow) {
+  PyValue minus_inf = PyValue::Dict(
+      {{"type", PyValue::Str("float")}, {"value", PyValue::Float(-INFINITY)}});
+  auto with_arg = [&](const std::string& name, PyValue out) {
+    return DumpEntry{
+        name,
+        PyValue::Dict(
+            {{"input_args", PyValue::List({T("torch.float32", 1, -1),
+                                           T("torch.bool", 1, 0), minus_inf})},
+             {"output", PyValue::List({std::move(out)})}})};
+  };
+  DumpFile d;
+  d.entries = {
+      with_arg("Tensor.masked_fill.0.forward",
+               T("torch.float32", 1, -INFINITY)),
+      Op("Functional.softmax.0.forward", T("torch.float32", 1, -INFINITY),
+         T("torch.float32", 1, 0)),
+      with_arg("Tensor.masked_fill.1.forward", T("torch.float32", NAN, -1)),
+      Op("Functional.exp.0.forward", T("torch.float32", 90, -1),
+         T("torch.float32", INFINITY, 0))};
+  OverflowReport r = AnalyzeOverflow(d);
+  ASSERT_EQ(r.entries.size(), 2u);
+  EXPECT_EQ(r.entries[0].entry, "Tensor.masked_fill.1.forward");
+  EXPECT_EQ(r.entries[0].kind, OverflowKind::kNan);
+  EXPECT_EQ(r.entries[1].entry, "Functional.exp.0.forward");
+  EXPECT_TRUE(r.entries[1].origin);
+}
+
 }  // namespace
 }  // namespace lockstep
