@@ -6,6 +6,9 @@
 //
 // An entry is an overflow *origin* when its inputs are clean and its outputs
 // are not (msprobe's "anomaly" rule): the first origin is where to look.
+// An entry whose outputs are clean is not listed (its inputs' infinities
+// end there), nor one whose outputs' infinities a number argument explains
+// (masked_fill(x, mask, -inf)); a NaN always is.
 // Thread safety: pure functions.
 #ifndef LOCKSTEP_COMPARE_OVERFLOW_H_
 #define LOCKSTEP_COMPARE_OVERFLOW_H_
