@@ -235,4 +235,34 @@ with tempfile.TemporaryDirectory() as tmp:
         raise AssertionError("sample_rate 2 accepted")
     except RuntimeError as e:
         assert "sample_rate" in str(e), e
+    # api_names "python": entries named after the Python call, as msprobe
+    # names them, with the call's own arguments; the wrapped operators and
+    # functions are restored at stop().
+    add, layer_norm = torch.Tensor.__add__, F.layer_norm
+    names_dump = os.path.join(tmp, "api_names")
+    x, w, b = torch.randn(3, 4), torch.ones(4), torch.zeros(4)
+    with lockstep_probe.Probe(task="statistics", dump_path=names_dump,
+                              api_names="python",
+                              lib=os.path.join(BUILD, "lib", "liblockstep_py.so")):
+        y = x + 1.0
+        y = x.add(y)
+        y = torch.add(x, y)
+        y = F.layer_norm(y, (4,), w, b, eps=1e-5)
+        y = y / 2
+    data = load(names_dump, 0)["data"]
+    want = ["Tensor.__add__.0.forward", "Tensor.add.0.forward",
+            "Torch.add.0.forward", "Functional.layer_norm.0.forward",
+            "Tensor.__truediv__.0.forward"]
+    assert [k for k in data if k in want] == want, list(data)
+    ln = data["Functional.layer_norm.0.forward"]
+    assert len(ln["input_args"]) == 4, ln["input_args"]  # as the call gave them
+    assert list(ln["input_kwargs"]) == ["eps"], ln["input_kwargs"]
+    assert data["Tensor.__add__.0.forward"]["input_args"][1] == {
+        "type": "float", "value": 1.0}, data["Tensor.__add__.0.forward"]
+    assert torch.Tensor.__add__ is add and F.layer_norm is layer_norm
+    try:
+        lockstep_probe.Probe(dump_path=tmp, api_names="msprobe")
+        raise AssertionError("api_names 'msprobe' accepted")
+    except ValueError as e:
+        assert "api_names" in str(e), e
 print("probe_test.py: OK")
