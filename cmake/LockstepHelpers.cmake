@@ -90,10 +90,15 @@ function(lockstep_add_tests layer)
     # The environment of the tests found: ::testing::TempDir() is the
     # build's own test_tmp/ (not /tmp/), so that the tests of two checkouts
     # on one machine never share a scratch path; and the sanitizer options
-    # of a LOCKSTEP_SANITIZE build. Set by a CTest script included after the
-    # one that adds the tests: a list given to gtest_discover_tests's
-    # PROPERTIES loses all but its first element (CMake 3.25).
+    # of a LOCKSTEP_SANITIZE build (with the runtime preloaded into Python
+    # for LOCKSTEP_PYTHON_PROBE_TESTS). Set by a CTest script included
+    # after the one that adds the tests: a list given to
+    # gtest_discover_tests's PROPERTIES keeps only its first element
+    # (CMake 3.25).
     set(env "TEST_TMPDIR=${CMAKE_BINARY_DIR}/test_tmp/" ${LOCKSTEP_SANITIZE_TEST_ENV})
+    if(n IN_LIST LOCKSTEP_PYTHON_PROBE_TESTS)
+      list(APPEND env ${LOCKSTEP_SANITIZE_PYTHON_ENV})
+    endif()
     set(script ${CMAKE_CURRENT_BINARY_DIR}/${n}_environment.cmake)
     file(WRITE ${script}
          "if(${n}_TESTS)\n"

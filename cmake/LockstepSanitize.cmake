@@ -45,6 +45,14 @@ if(NOT IS_ABSOLUTE "${LOCKSTEP_ASAN_RUNTIME}" OR
   message(FATAL_ERROR "LOCKSTEP_SANITIZE=ON | ${asan_runtime} not found "
           "by ${CMAKE_CXX_COMPILER} -print-file-name")
 endif()
+# And the C++ library: the runtime finds the __cxa_throw it intercepts only
+# in a library loaded before it (python3 does not link libstdc++; without it
+# the first C++ exception stops the process with "CHECK failed ...
+# real___cxa_throw").
+execute_process(
+  COMMAND ${CMAKE_CXX_COMPILER} -print-file-name=libstdc++.so.6
+  OUTPUT_VARIABLE LOCKSTEP_CXX_RUNTIME OUTPUT_STRIP_TRAILING_WHITESPACE)
+get_filename_component(LOCKSTEP_CXX_RUNTIME "${LOCKSTEP_CXX_RUNTIME}" REALPATH)
 if(CMAKE_CXX_COMPILER_ID MATCHES "Clang")
   # The programs find the shared runtime where the compiler keeps it.
   get_filename_component(dir ${LOCKSTEP_ASAN_RUNTIME} DIRECTORY)
@@ -58,12 +66,14 @@ set(LOCKSTEP_ASAN_OPTIONS
     "detect_leaks=0:halt_on_error=1:abort_on_error=0:print_stacktrace=1")
 set(LOCKSTEP_UBSAN_OPTIONS
     "halt_on_error=1:print_stacktrace=1:suppressions=${CMAKE_SOURCE_DIR}/fuzz/ubsan.supp")
-# LD_PRELOAD: Python (and any program not built here) that loads
-# liblockstep_py.so needs the runtime loaded first; in the programs built
-# here it is the runtime they link already.
 set(LOCKSTEP_SANITIZE_TEST_ENV
     "ASAN_OPTIONS=${LOCKSTEP_ASAN_OPTIONS}"
-    "UBSAN_OPTIONS=${LOCKSTEP_UBSAN_OPTIONS}"
-    "LD_PRELOAD=${LOCKSTEP_ASAN_RUNTIME}")
+    "UBSAN_OPTIONS=${LOCKSTEP_UBSAN_OPTIONS}")
+# And of the tests that run /usr/bin/python3 with liblockstep_py.so
+# (tests/CMakeLists.txt): an interpreter not built with ASan needs the
+# runtime loaded before any library. Only theirs: preloaded into every
+# program a test runs, it stops others (chromium) from starting.
+set(LOCKSTEP_SANITIZE_PYTHON_ENV
+    "LD_PRELOAD=${LOCKSTEP_ASAN_RUNTIME} ${LOCKSTEP_CXX_RUNTIME}")
 message(STATUS "lockstep: ASan/UBSan build (LOCKSTEP_SANITIZE; runtime "
         "${LOCKSTEP_ASAN_RUNTIME})")
