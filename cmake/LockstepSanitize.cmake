@@ -66,6 +66,17 @@ set(LOCKSTEP_ASAN_OPTIONS
     "detect_leaks=0:halt_on_error=1:abort_on_error=0:print_stacktrace=1")
 set(LOCKSTEP_UBSAN_OPTIONS
     "halt_on_error=1:print_stacktrace=1:suppressions=${CMAKE_SOURCE_DIR}/fuzz/ubsan.supp")
+# -DLOCKSTEP_SANITIZE_LOG=<dir>: every report goes to <dir>/asan.<pid> or
+# <dir>/ubsan.<pid> instead of stderr, those of the programs a test runs and
+# whose output it keeps to itself included; an empty <dir> after ctest is a
+# clean run.
+set(LOCKSTEP_SANITIZE_LOG "" CACHE PATH
+    "Directory for the sanitizer reports of the tests (empty: stderr)")
+if(LOCKSTEP_SANITIZE_LOG)
+  file(MAKE_DIRECTORY ${LOCKSTEP_SANITIZE_LOG})
+  string(APPEND LOCKSTEP_ASAN_OPTIONS ":log_path=${LOCKSTEP_SANITIZE_LOG}/asan")
+  string(APPEND LOCKSTEP_UBSAN_OPTIONS ":log_path=${LOCKSTEP_SANITIZE_LOG}/ubsan")
+endif()
 set(LOCKSTEP_SANITIZE_TEST_ENV
     "ASAN_OPTIONS=${LOCKSTEP_ASAN_OPTIONS}"
     "UBSAN_OPTIONS=${LOCKSTEP_UBSAN_OPTIONS}")
