@@ -86,9 +86,34 @@ function(lockstep_add_tests layer)
     if(TARGET ${pch})
       target_precompile_headers(${n} REUSE_FROM ${pch})
     endif()
-    # ::testing::TempDir() is the build's own test_tmp/ (not /tmp/), so that
-    # the tests of two checkouts on one machine never share a scratch path.
-    gtest_discover_tests(${n} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "${labels}"
-                         ENVIRONMENT "TEST_TMPDIR=${CMAKE_BINARY_DIR}/test_tmp/")
+    gtest_discover_tests(${n} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "${labels}")
+    # The environment of the tests found: ::testing::TempDir() is the
+    # build's own test_tmp/ (not /tmp/), so that the tests of two checkouts
+    # on one machine never share a scratch path; and the sanitizer options
+    # of a LOCKSTEP_SANITIZE build (with the runtime preloaded into Python
+    # for LOCKSTEP_PYTHON_PROBE_TESTS). Set by a CTest script included
+    # after the one that adds the tests: a list given to
+    # gtest_discover_tests's PROPERTIES keeps only its first element
+    # (CMake 3.25).
+    set(env "TEST_TMPDIR=${CMAKE_BINARY_DIR}/test_tmp/" ${LOCKSTEP_SANITIZE_TEST_ENV})
+    if(n IN_LIST LOCKSTEP_PYTHON_PROBE_TESTS)
+      list(APPEND env ${LOCKSTEP_SANITIZE_PYTHON_ENV})
+    endif()
+    set(script ${CMAKE_CURRENT_BINARY_DIR}/${n}_environment.cmake)
+    file(WRITE ${script}
+         "if(${n}_TESTS)\n"
+         "  set_tests_properties(\${${n}_TESTS} PROPERTIES ENVIRONMENT [==[${env}]==])\n"
+         "endif()\n")
+    set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES ${script})
   endforeach()
+endfunction()
+
+# lockstep_sanitize_tests(): in a LOCKSTEP_SANITIZE build, the sanitizer
+# options (LOCKSTEP_SANITIZE_TEST_ENV) added to the environment of every test
+# that add_test made in the calling directory so far.
+function(lockstep_sanitize_tests)
+  get_property(tests DIRECTORY PROPERTY TESTS)
+  if(LOCKSTEP_SANITIZE_TEST_ENV AND tests)
+    set_property(TEST ${tests} APPEND PROPERTY ENVIRONMENT ${LOCKSTEP_SANITIZE_TEST_ENV})
+  endif()
 endfunction()

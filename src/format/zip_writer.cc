@@ -19,8 +19,12 @@ constexpr uint16_t kPaddingId = 0x4246;       // "FB", as torch names it
 constexpr uint16_t kMadeBy = 0x031e;          // torch's ZIP64 end record values
 constexpr uint16_t kNeeded = 0x002d;
 
+// v's bytes, least significant first; zeros past its eighth (a run of zero
+// fields is written as one call: a shift by 64 or more is undefined).
 void Le(std::string* s, uint64_t v, int bytes) {
-  for (int i = 0; i < bytes; ++i) s->push_back(static_cast<char>(v >> (8 * i)));
+  for (int i = 0; i < bytes; ++i) {
+    s->push_back(i < 8 ? static_cast<char>(v >> (8 * i)) : '\0');
+  }
 }
 
 uint64_t Clamp32(uint64_t v, bool replaced) { return replaced ? kMax32 : v; }

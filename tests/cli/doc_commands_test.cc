@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -133,9 +134,13 @@ TEST(DocCommandsTest, EveryDocumentedPythonCommandRuns) {
   const std::string py = "/usr/bin/python3 ";
   if (std::system("/usr/bin/python3 -c 'import torch' > /dev/null 2>&1") != 0)
     GTEST_SKIP() << "no /usr/bin/python3 with torch";
-  if (!fs::exists(fs::path(LOCKSTEP_BIN_DIR).parent_path() / "lib" /
-                  "liblockstep_py.so"))
+  fs::path lib =
+      fs::path(LOCKSTEP_BIN_DIR).parent_path() / "lib" / "liblockstep_py.so";
+  if (!fs::exists(lib))
     GTEST_SKIP() << "the probe's Python library is not built";
+  // The commands load this build's library: lockstep_probe looks in the
+  // source tree's build/lib/ otherwise (absent beside build-asan/).
+  ::setenv("LOCKSTEP_PY_LIB", lib.c_str(), 1);
   fs::path src(LOCKSTEP_SOURCE_DIR);
   std::vector<fs::path> files = {src / "README.md"};
   for (const auto& e : fs::directory_iterator(src / "docs")) {

@@ -23,20 +23,31 @@ struct BoundedRun {
   std::string line;  // what the child passed to its `say` callback
 };
 
-// Whether address-space limits can be set: not under AddressSanitizer,
-// which reserves terabytes of shadow memory.
-inline bool CanLimitAddressSpace() {
+// Whether this is built with AddressSanitizer (gcc or clang).
+inline constexpr bool UnderAddressSanitizer() {
 #if defined(__SANITIZE_ADDRESS__)
-  return false;
+  return true;
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer)
+  return true;
+#else
   return false;
-#else
-  return true;
 #endif
 #else
-  return true;
+  return false;
 #endif
+}
+
+// Whether address-space limits can be set: not under AddressSanitizer,
+// which reserves terabytes of shadow memory.
+inline bool CanLimitAddressSpace() { return !UnderAddressSanitizer(); }
+
+// What AddressSanitizer adds to a process's peak memory: its quarantine
+// holds up to 256 MiB of freed blocks (quarantine_size_mb), its shadow an
+// eighth of what is touched, and redzones surround every block. A bound on
+// BoundedRun::peak_rss_bytes allows this much more.
+inline uint64_t SanitizerRssBytes() {
+  return UnderAddressSanitizer() ? uint64_t{384} << 20 : 0;
 }
 
 // The process's address space now, in bytes (0 when unknown).
