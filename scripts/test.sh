@@ -5,9 +5,14 @@
 # Exits non-zero if either run fails; both run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Each phase says how long it took (CI's budget is 45 minutes in all).
+phase() { echo "[I] $1 took $((SECONDS - start)) s"; start=$SECONDS; }
+start=$SECONDS
 bash scripts/setup.sh
+phase "setup and build"
 rc=0
 (cd build && ctest --output-on-failure -j"$(nproc)" --timeout 900) || rc=1
+phase "the tests against LibTorch 1.13"
 if [ "${LOCKSTEP_TORCH2:-1}" = 1 ]; then
   echo "[I] the tests labelled torch, against torch $(.venv-torch2/bin/python -c 'import torch; print(torch.__version__)')"
   # Left out there: the tests known to fail on torch 2.x
@@ -19,5 +24,6 @@ if [ "${LOCKSTEP_TORCH2:-1}" = 1 ]; then
     exclude=(-E "^($known)$")
   fi
   (cd build-torch2 && ctest --output-on-failure -j"$(nproc)" --timeout 900 -L torch "${exclude[@]}") || rc=1
+  phase "the tests against torch 2.x"
 fi
 exit $rc

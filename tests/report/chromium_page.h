@@ -30,6 +30,12 @@ namespace fs = std::filesystem;
 
 inline constexpr char kChromium[] = "/usr/bin/chromium";
 
+// How long a page may take to load before its browser is killed: a bound
+// for a hung browser, not a speed check. Loads take 2 to 60 s alone on two
+// cores and several times that beside a parallel build or test (the 120 s
+// of the deep tree page ran out in CI with another test beside it).
+inline constexpr std::chrono::seconds kPageDeadline{300};
+
 struct PageRun {
   std::string url;
   std::vector<std::string> args;  // more command-line flags

@@ -23,7 +23,6 @@ namespace fs = std::filesystem;
 using testing::PageRun;
 
 constexpr size_t kRows = 600000;
-constexpr auto kBrowserTimeout = std::chrono::seconds(90);
 
 double SecondsSince(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t)
@@ -52,7 +51,7 @@ TEST(HtmlBrowserLargeTest, SixHundredThousandRowsLoadFromTheTableFile) {
   std::vector<PageRun> runs(1);
   runs[0].url = "file://" + page;
   testing::Start(dir, 0, &runs[0]);
-  testing::WaitAll(dir, &runs, kBrowserTimeout);
+  testing::WaitAll(dir, &runs, testing::kPageDeadline);
   const PageRun& run = runs[0];
   size_t at = run.dom.find("data-ready-ms=\"");
   std::string ready_ms =

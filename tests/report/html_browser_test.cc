@@ -35,7 +35,6 @@ using testing::RowIndices;
 using testing::TextOf;
 
 constexpr int kRows = 2500;
-constexpr auto kBrowserTimeout = std::chrono::seconds(40);
 
 enum Page {
   kPlain,
@@ -92,7 +91,7 @@ class HtmlBrowserTest : public ::testing::Test {
         testing::Start(dir_, n,
                        &(*runs_)[n]);  // all at once: they run in parallel
     }
-    testing::WaitAll(dir_, runs_, kBrowserTimeout);
+    testing::WaitAll(dir_, runs_, testing::kPageDeadline);
   }
 
   // report.html and a deliberately broken copy, to prove that errors are

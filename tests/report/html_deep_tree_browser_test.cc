@@ -94,7 +94,7 @@ TEST(HtmlDeepTreeBrowserTest, ParentChain20000DeepOpensWithoutStackOverflow) {
   runs[0].url = "file://" + page;
   runs[0].args = {"--window-size=1600,1000"};
   testing::Start(dir, 0, &runs[0]);
-  testing::WaitAll(dir, &runs, std::chrono::seconds(120));
+  testing::WaitAll(dir, &runs, testing::kPageDeadline);
   const PageRun& run = runs[0];
   std::vector<std::string> console = ConsoleMessages(run.log);
   EXPECT_TRUE(console.empty())

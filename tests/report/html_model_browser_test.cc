@@ -35,7 +35,6 @@ using testing::kChromium;
 using testing::PageRun;
 
 const std::string kMsprobe = std::string(LOCKSTEP_FIXTURES_DIR) + "/msprobe";
-constexpr auto kBrowserTimeout = std::chrono::seconds(60);
 
 // What the probe measures, as <body data-*> attributes.
 constexpr char kProbe[] = R"JS(<script>
@@ -184,7 +183,7 @@ class HtmlModelBrowserTest : public ::testing::Test {
       if (kViews[v].dark) run.args.push_back("--force-dark-mode");
       testing::Start(dir_, v, &run);
     }
-    testing::WaitAll(dir_, runs_, kBrowserTimeout);
+    testing::WaitAll(dir_, runs_, testing::kPageDeadline);
   }
 
   // The page, and a copy with the probe (before </body>).
