@@ -340,6 +340,10 @@ mpfr_ptr Scratch(int i) {
     }
     ~Values() {
       for (auto& v : t) mpfr_clear(v);
+      // MPFR keeps constants (log 2, pi) and exp's tables per thread; a
+      // worker thread of ParallelFor that ends would leave them allocated
+      // (LeakSanitizer reported them).
+      mpfr_free_cache2(MPFR_FREE_LOCAL_CACHE);
     }
     mpfr_t t[4];
   };

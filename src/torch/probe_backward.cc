@@ -162,6 +162,8 @@ bool IsUserTensor(const c10::IValue& v) {
 CallInputs NoteCallInputs(c10::ArrayRef<const c10::IValue> inputs) {
   CallInputs in;
   in.seq_begin = at::sequence_number::peek();
+  if (!inputs.empty() && inputs[0].isTensor() && inputs[0].toTensor().defined())
+    in.first_input = at::TensorGeometry(inputs[0].toTensor());
   for (const c10::IValue& v : inputs) {
     if (IsUserTensor(v)) {
       NoteTensor(v.toTensor(), &in);
@@ -194,7 +196,6 @@ bool SameGeometry(const at::Tensor& t, const at::TensorGeometry& g) {
 }
 
 void ProbeImpl::HookCall(const std::string& name, const CallInputs& in,
-                         c10::ArrayRef<const c10::IValue> inputs,
                          const std::vector<c10::IValue>& outputs) {
   std::vector<at::Tensor> outs = FlattenTensors(outputs);
   uint64_t seq_end = at::sequence_number::peek();
@@ -276,9 +277,8 @@ void ProbeImpl::HookCall(const std::string& name, const CallInputs& in,
     s.targets.push_back(
         {out_edges[j].input_nr, static_cast<uint32_t>(j), false});
     if (is_new(n)) {
-      if (outs[j].is_view() && !inputs.empty() && inputs[0].isTensor()) {
-        view_calls_[n] = {id, static_cast<uint32_t>(j),
-                          at::TensorGeometry(inputs[0].toTensor()),
+      if (outs[j].is_view() && in.first_input) {
+        view_calls_[n] = {id, static_cast<uint32_t>(j), *in.first_input,
                           at::TensorGeometry(outs[j])};
       }
       continue;

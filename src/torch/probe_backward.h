@@ -24,10 +24,12 @@
 #ifndef LOCKSTEP_SRC_TORCH_PROBE_BACKWARD_H_
 #define LOCKSTEP_SRC_TORCH_PROBE_BACKWARD_H_
 
+#include <ATen/TensorGeometry.h>
 #include <ATen/core/ivalue.h>
 #include <torch/csrc/autograd/edge.h>
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace lockstep {
@@ -45,6 +47,11 @@ struct CallInputs {
   // Per tensor input: its base's gradient edge when it is a view (an
   // in-place call on it rewrites its base's history), else invalid.
   std::vector<torch::autograd::Edge> base_edges;
+  // The first argument's geometry when it is a tensor: a view call's
+  // source, for the chain of an in-place call on its output. Taken here, as
+  // the call begins: at the end callback torch 2.x's RecordFunction inputs
+  // view the stack that the results replaced.
+  std::optional<at::TensorGeometry> first_input;
 };
 
 // Notes the inputs of a call that begins now. REQUIRES: grad mode on.

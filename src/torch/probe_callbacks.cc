@@ -318,7 +318,7 @@ void ProbeImpl::OpEnd(const at::RecordFunction& fn, OpContext* ctx) {
       AddEntry(fwd, e.EndDict().Take());
     }
     if (ctx->backward) {
-      HookCall(ctx->base + ".backward", ctx->inputs, fn.inputs(), outs);
+      HookCall(ctx->base + ".backward", ctx->inputs, outs);
     }
   });
 }

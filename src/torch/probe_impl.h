@@ -227,10 +227,9 @@ class ProbeImpl {
   };
   // Hooks the autograd nodes of the call that just ended, whose backward
   // entry is `name` (Functional.linear.0.backward,
-  // Module.fc1.Linear.backward.0). `inputs`: the call's arguments when it
-  // is an operator (its view geometry is kept for in-place calls later).
+  // Module.fc1.Linear.backward.0). A view call's source geometry
+  // (in.first_input) is kept for in-place calls on its output later.
   void HookCall(const std::string& name, const CallInputs& in,
-                c10::ArrayRef<const c10::IValue> inputs,
                 const std::vector<c10::IValue>& outputs);
   // An in-place call on the view with edge `view_edge` made `copy`: the
   // view calls that made that view (and the views it came from) get their

@@ -166,6 +166,7 @@ int64_t ProbeImpl::ModuleBegin(
       std::vector<c10::IValue> values(inputs.begin(), inputs.end());
       open.call_inputs = NoteCallInputs(
           c10::ArrayRef<const c10::IValue>(values.data(), values.size()));
+      open.call_inputs.first_input.reset();  // a module is not a view call
       open.backward = true;
     }
     token = next_token_++;
@@ -196,7 +197,7 @@ void ProbeImpl::ModuleOutputs(int64_t token,
     if (open.backward) {
       std::string name = open.name;
       name.replace(name.rfind(".forward."), 9, ".backward.");
-      HookCall(name, open.call_inputs, {},
+      HookCall(name, open.call_inputs,
                std::vector<c10::IValue>(outputs.begin(), outputs.end()));
     }
   });
