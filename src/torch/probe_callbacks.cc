@@ -3,6 +3,7 @@
 #include <torch/csrc/autograd/function.h>
 #include <torch/csrc/autograd/function_hook.h>
 
+#include <algorithm>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -182,6 +183,29 @@ ProbeOwnWork::~ProbeOwnWork() {
   --t_depth;
 }
 
+const std::vector<bool>& ProbeImpl::DtypeArgs(const at::RecordFunction& fn) {
+  static const std::vector<bool> kNone;
+  c10::ArrayRef<const c10::IValue> in = fn.inputs();
+  if (std::none_of(in.begin(), in.end(),
+                   [](const c10::IValue& v) { return v.isInt(); })) {
+    return kNone;
+  }
+  std::string op = AtenName(fn);
+  auto [it, fresh] = dtype_args_.try_emplace(op);
+  if (fresh) {
+    c10::optional<c10::FunctionSchema> schema = fn.operator_schema();
+    if (schema) {
+      for (const c10::Argument& a : schema->arguments()) {
+        const c10::TypePtr& t = a.real_type();
+        auto inner = t->cast<c10::OptionalType>();
+        const c10::TypePtr& u = inner ? inner->getElementType() : t;
+        it->second.push_back(u->kind() == c10::TypeKind::ScalarTypeType);
+      }
+    }
+  }
+  return it->second;
+}
+
 at::CallbackHandle AddProbeCallbacks() {
   return at::addGlobalCallback(
       at::RecordFunctionCallback(OnStart, OnEnd)
@@ -252,7 +276,12 @@ std::unique_ptr<OpContext> ProbeImpl::OpStartLocked(
                           &summarizer_, &ctx->entry);
       if (!ctx->kwargs_written) {
         ctx->entry.Key("input_args");
-        ListIf(config_.input, fn.inputs(), ctx->fwd + ".input", &ctx->entry);
+        if (config_.input) {
+          summarizer_.Args(fn.inputs(), DtypeArgs(fn), ctx->fwd + ".input",
+                           &ctx->entry);
+        } else {
+          ctx->entry.BeginList().EndList();
+        }
       }
       ctx->take_stack = StackWanted(ctx->fwd);
     }

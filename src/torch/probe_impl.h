@@ -210,6 +210,9 @@ class ProbeImpl {
       b->BeginList().EndList();
     }
   }
+  // Which of fn's arguments are dtypes (ScalarType in its schema), for
+  // TensorSummarizer::Args; empty when none of its inputs is an int.
+  const std::vector<bool>& DtypeArgs(const at::RecordFunction& fn);
   // `text`: the entry's value, JSON at DumpWriter::kEntryLevel.
   void AddEntry(std::string name, std::string text);
   // A call whose backward is awaited: the gradients of its outputs and of
@@ -287,6 +290,9 @@ class ProbeImpl {
   std::vector<ParamGrads> param_groups_;
   std::vector<std::pair<at::Tensor, unsigned>> param_hooks_;
   std::unordered_map<std::string, std::string> api_names_;  // cache
+  // Per operator (aten::to.dtype), which arguments are dtypes: cache of
+  // DtypeArgs.
+  std::unordered_map<std::string, std::vector<bool>> dtype_args_;
   at::CallbackHandle callback_ = 0;
   uint64_t session_ = 0;
   // Skipped in this step, and earlier steps' dump.json files that could not

@@ -692,6 +692,25 @@ void TensorSummarizer::List(const std::vector<at::Tensor>& tensors,
 
 namespace {
 
+// torch's name of a scalar type ("torch.bfloat16"), as str(torch.dtype) is.
+std::string TorchDtypeText(int64_t code) {
+  if (code < 0 || code >= static_cast<int64_t>(c10::ScalarType::NumOptions))
+    return "ScalarType " + std::to_string(code);
+  auto t = static_cast<c10::ScalarType>(code);
+  if (std::optional<DType> d = FromScalarType(t))
+    return std::string(TorchDTypeName(*d));
+  switch (t) {
+    case c10::ScalarType::ComplexHalf:
+      return "torch.complex32";
+    case c10::ScalarType::ComplexFloat:
+      return "torch.complex64";
+    case c10::ScalarType::ComplexDouble:
+      return "torch.complex128";
+    default:
+      return std::string("torch.") + c10::toString(t);
+  }
+}
+
 // {"type": type, "value": ...}: the caller writes the value and EndDict.
 PyJsonBuilder& Typed(const char* type, PyJsonBuilder* b) {
   return b->BeginDict().Key("type").Str(type).Key("value");
@@ -753,6 +772,26 @@ void TensorSummarizer::Value(const c10::IValue& v, std::string* stem,
   } else {
     b->BeginDict().Key("type").Str(v.tagKind()).EndDict();
   }
+}
+
+void TensorSummarizer::Args(c10::ArrayRef<const c10::IValue> values,
+                            const std::vector<bool>& dtype_at,
+                            std::string stem, PyJsonBuilder* b) {
+  DepthGuard depth(this);
+  b->BeginList();
+  size_t base = stem.size();
+  for (size_t i = 0; i < values.size(); ++i) {
+    stem += '.';
+    stem += std::to_string(i);
+    if (i < dtype_at.size() && dtype_at[i] && values[i].isInt()) {
+      b->BeginDict().Key("type").Str("torch.dtype").Key("value");
+      b->Str(TorchDtypeText(values[i].toInt())).EndDict();
+    } else {
+      Value(values[i], &stem, b);
+    }
+    stem.resize(base);
+  }
+  b->EndList();
 }
 
 std::vector<double> TensorSummarizer::FetchDeferred() const {

@@ -75,6 +75,13 @@ class TensorSummarizer {
   }
   void List(const std::vector<at::Tensor>& tensors, std::string stem,
             PyJsonBuilder* b, bool* overflow = nullptr);
+  // An operator's arguments as List writes them, except that an int where
+  // dtype_at[i] is set is a dtype (ATen passes a ScalarType as an int):
+  // {"type": "torch.dtype", "value": "torch.bfloat16"}, as msprobe writes
+  // the dtype its caller gave.
+  void Args(c10::ArrayRef<const c10::IValue> values,
+            const std::vector<bool>& dtype_at, std::string stem,
+            PyJsonBuilder* b);
 
   // Replaces the placeholders of deferred statistics in `texts` (text
   // written by this summarizer's builders) with the fetched values: one

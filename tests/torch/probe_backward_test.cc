@@ -13,24 +13,10 @@
 namespace lockstep {
 namespace {
 
+using testing::EntryEndingWith;
 using testing::ExpectStatsOf;
 using testing::Item;
 using testing::ProbeTest;
-
-// The entry whose name ends with `suffix` (".linear.0.backward"); a test
-// failure and None when there is none.
-const PyValue& EntryEndingWith(const DumpFile& d, const std::string& suffix) {
-  static const PyValue kNone;
-  for (const DumpEntry& e : d.entries) {
-    if (e.name.size() >= suffix.size() &&
-        e.name.compare(e.name.size() - suffix.size(), suffix.size(), suffix) ==
-            0) {
-      return e.value;
-    }
-  }
-  ADD_FAILURE() << "no entry ending with " << suffix;
-  return kNone;
-}
 
 bool HasEntryEndingWith(const DumpFile& d, const std::string& suffix) {
   for (const DumpEntry& e : d.entries) {

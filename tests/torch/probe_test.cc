@@ -24,6 +24,7 @@ namespace lockstep {
 namespace {
 
 using testing::Entry;
+using testing::EntryEndingWith;
 using testing::ExpectStatsOf;
 using testing::Item;
 using testing::Names;
@@ -425,6 +426,33 @@ TEST_F(ProbeTest, WrappedNumbersAreRecordedAsNumbers) {
   EXPECT_EQ(arg(1).Find("value")->as_int(), 7);
   EXPECT_EQ(arg(2).Find("type")->as_str(), "bool");
   EXPECT_TRUE(arg(2).Find("value")->as_bool());
+}
+
+// ATen passes a dtype as an int (a ScalarType): the entry names the dtype,
+// as msprobe records the one its caller gave ("torch.bfloat16", not 15),
+// and an int argument beside it stays an int.
+TEST_F(ProbeTest, DtypeArgumentsAreRecordedAsDtypes) {
+  auto p = MakeProbe(Config());
+  at::Tensor x = at::ones({3});
+  ASSERT_TRUE(p->Start().ok());
+  (void)x.to(at::kBFloat16);            // aten::to.dtype: ScalarType
+  (void)at::sum(x, at::kDouble);        // aten::sum: ScalarType?
+  (void)at::softmax(x, 0, at::kDouble);  // aten::softmax.int: int, ScalarType?
+  ASSERT_TRUE(p->Stop().ok());
+  DumpFile d = ReadDump();
+  auto expect_dtype = [&](const PyValue& arg, const char* want) {
+    ASSERT_EQ(arg.kind(), PyValue::Kind::kDict) << arg.PyRepr();
+    EXPECT_EQ(arg.Find("type")->as_str(), "torch.dtype") << arg.PyRepr();
+    EXPECT_EQ(arg.Find("value")->as_str(), want) << arg.PyRepr();
+  };
+  expect_dtype(Item(EntryEndingWith(d, ".to.0.forward"), "input_args", 1),
+               "torch.bfloat16");
+  expect_dtype(Item(EntryEndingWith(d, ".sum.0.forward"), "input_args", 1),
+               "torch.float64");
+  const PyValue& softmax = EntryEndingWith(d, "softmax.0.forward");
+  EXPECT_EQ(Item(softmax, "input_args", 1).Find("type")->as_str(), "int");
+  EXPECT_EQ(Item(softmax, "input_args", 1).Find("value")->as_int(), 0);
+  expect_dtype(Item(softmax, "input_args", 2), "torch.float64");
 }
 
 TEST_F(ProbeTest, ValuesFollowTheSummaryRules) {

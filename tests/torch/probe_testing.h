@@ -163,6 +163,22 @@ inline const PyValue& Entry(const DumpFile& d, const std::string& name) {
   return kNone;
 }
 
+// The entry whose name ends with `suffix` (".linear.0.backward"); a test
+// failure and None when there is none.
+inline const PyValue& EntryEndingWith(const DumpFile& d,
+                                      const std::string& suffix) {
+  static const PyValue kNone;
+  for (const DumpEntry& e : d.entries) {
+    if (e.name.size() >= suffix.size() &&
+        e.name.compare(e.name.size() - suffix.size(), suffix.size(), suffix) ==
+            0) {
+      return e.value;
+    }
+  }
+  ADD_FAILURE() << "no entry ending with " << suffix;
+  return kNone;
+}
+
 // Item `i` of list field `key` of an entry; None when absent.
 inline const PyValue& Item(const PyValue& entry, const std::string& key,
                            size_t i) {
