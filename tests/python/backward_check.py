@@ -42,6 +42,8 @@ def _value(v, data_dir):
         return torch.from_numpy(np.array(arr, copy=True, order="C"))  # keeps 0-d
     if v.get("type") == "torch.device":
         return torch.device(v["value"])
+    if v.get("type") == "torch.dtype":  # "torch.bfloat16"
+        return getattr(torch, v["value"].removeprefix("torch."))
     return v.get("value")
 
 
