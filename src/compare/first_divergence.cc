@@ -399,12 +399,14 @@ class RankWalker {
 
   // An entry whose every tensor output has exactly the statistics of one
   // of its tensor inputs (in the target): it returns its input's numbers,
-  // and changes nothing downstream.
+  // and changes nothing downstream. A None output (msprobe's backward of
+  // `x * 1.0` has no gradient for the 1.0) carries nothing.
   bool ReturnsAnInput(const Span& s) const {
     bool any_output = false;
     for (size_t p = s.begin; p < s.end; ++p) {
       const CompareRow& o = Row(p);
       if (o.is_input) continue;
+      if (!o.is_tensor && std::isnan(o.target_stats[0])) continue;
       if (!o.is_tensor || std::isnan(o.target_stats[0])) return false;
       any_output = true;
       bool equal = false;

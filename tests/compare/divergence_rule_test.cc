@@ -344,6 +344,32 @@ TEST(DivergenceRuleTest, InsertedCallThatReturnsItsInputIsListedNotNamed) {
   EXPECT_EQ(f.reason, DivergenceReason::kMissing);
 }
 
+// msprobe's backward entry of an inserted `x * 1.0`: the gradient passed to
+// x equals the one arriving, and the 1.0's place holds None. It returns its
+// input too; the None carries nothing.
+TEST(DivergenceRuleTest, InsertedBackwardWithANoneOutputReturnsItsInput) {
+  auto inserted = [](std::array<double, 4> passed) {
+    Stream s;
+    s.Unmatched("Tensor.__mul__.0.backward", "input.0")
+        .Unmatched("Tensor.__mul__.0.backward", "output.0")
+        .Unmatched("Tensor.__mul__.0.backward", "output.1")
+        .Tensor("Functional.layer_norm.0.backward", "input.0", 0, kW)
+        .Tensor("Functional.layer_norm.0.backward", "output.0", 0, kX);
+    std::vector<CompareRow>& r = s.rows();
+    for (size_t i : {0, 1}) r[i].is_tensor = true;
+    r[0].target_stats = kW;
+    r[1].target_stats = passed;  // r[2]: None (not a tensor, no value)
+    return r;
+  };
+  FirstDivergence f = FindFirstDivergence(inserted(kW), {});
+  EXPECT_FALSE(f.found) << f.entry << ": " << f.detail;
+  // A gradient that the inserted call changed is named.
+  std::array<double, 4> doubled = {2 * kW[0], 2 * kW[1], 2 * kW[2], 2 * kW[3]};
+  f = FindFirstDivergence(inserted(doubled), {});
+  EXPECT_EQ(f.entry, "Tensor.__mul__.0.backward");
+  EXPECT_EQ(f.reason, DivergenceReason::kMissing);
+}
+
 // A linear under autocast: fp32 inputs on both sides, a bfloat16 output in
 // the target whose statistics (recorded in bfloat16) barely move. The
 // softmax after it, whose input dtype differs, is not the change.

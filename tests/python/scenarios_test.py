@@ -112,15 +112,15 @@ class Runs:
         self.dumps = {}   # (kind, knobs or args, task) -> dump folder
         self.todo = []
 
-    def need(self, kind, how, task):
-        key = (kind, json.dumps(how, sort_keys=True), task)
+    def need(self, kind, how, task, dumper="lockstep"):
+        key = (kind, json.dumps(how, sort_keys=True), task, dumper)
         if key not in self.dumps:
             self.dumps[key] = os.path.join(self.tmp, f"run{len(self.dumps)}")
             self.todo.append((key, how))
         return self.dumps[key]
 
     def make(self):
-        gpt = [[self.dumps[k], k[2], STEPS, how] for k, how in self.todo if k[0] == "gpt"]
+        gpt = [[self.dumps[k], k[2], STEPS, how, k[3]] for k, how in self.todo if k[0] == "gpt"]
         if gpt:
             subprocess.run([sys.executable, os.path.join(HERE, "tiny_gpt.py"), "--many", LIB,
                             json.dumps(gpt)], check=True)
@@ -170,6 +170,39 @@ def msprobe_cases(tmp):
 
 SKIPPED = 77  # the test's SKIP_RETURN_CODE (tests/CMakeLists.txt)
 
+# The tasks in which msprobe dumps the transformer's scenarios too (torch 2.x
+# with mindstudio-probe installed, uncapped run): statistics, where msprobe
+# records a bfloat16 tensor's statistics in bfloat16, unlike lockstep;
+# LOCKSTEP_SCENARIOS_MSPROBE_TENSOR=1 adds tensor mode (1.5 minutes more).
+# And the answers that differ from lockstep's dumps only in msprobe's name
+# for the same call.
+MSPROBE_RUNS = ["statistics"] + (["tensor"] if os.environ.get("LOCKSTEP_SCENARIOS_MSPROBE_TENSOR") == "1" else [])
+MSPROBE_WANT = {
+    # msprobe (risk_level FOCUS) does not dump casts: the round trip is
+    # outside the dump, and the answer is the first dumped call whose input
+    # is not what the call before it returned.
+    "inserted round trip through fp16": {"Functional.linear.0.forward"},
+    # msprobe dumps the multiplication inside the gradient hook (a Python
+    # call during backward, in the target only): that call is the change.
+    "gradient hook": {"Tensor.__mul__.0.forward", "Functional.linear.1.backward",
+                      "Functional.dropout.1.backward"},
+    # The decomposition's calls under msprobe's names.
+    "decomposed gelu": {"Functional.gelu.0.forward", "Tensor.__mul__.0.forward",
+                        "Tensor.__truediv__.1.forward", "Torch.erf.0.forward"},
+}
+
+
+def with_msprobe():
+    """Whether this Python has torch 2.x and msprobe (mindstudio-probe), and
+    the run is not capped (the capped runs check kernel paths, which
+    msprobe's dumps do not change)."""
+    import importlib.util
+    if "ATEN_CPU_CAPABILITY" in os.environ or importlib.util.find_spec("msprobe") is None:
+        return False
+    r = subprocess.run([sys.executable, "-c", "import torch; print(torch.__version__)"],
+                       capture_output=True, text=True)
+    return r.returncode == 0 and not r.stdout.startswith("1.")
+
 
 def cpu_flags():
     try:
@@ -199,6 +232,15 @@ def main():
         pairs = [(task, name, runs.need(kind, target, task), runs.need(kind, base, task), want)
                  for task in ["statistics", "tensor"]
                  for name, kind, base, target, want in cases]
+        if MSPROBE_RUNS and with_msprobe():
+            # The transformer's runs dumped by msprobe's PrecisionDebugger
+            # (live mindstudio-probe, torch 2.x): the same answers, read
+            # from msprobe's own dumps. In the uncapped run only.
+            pairs += [(f"msprobe {task[:4]}", name,
+                       runs.need(kind, target, task, "msprobe"),
+                       runs.need(kind, base, task, "msprobe"), MSPROBE_WANT.get(name, want))
+                      for task in MSPROBE_RUNS
+                      for name, kind, base, target, want in cases if kind == "gpt"]
         runs.make()
         for task, name, target, baseline, want in pairs:
             rc, first, out = compare(tmp, target, baseline)

@@ -169,40 +169,51 @@ def use_kernels(k: Knobs):
         return
     lib = torch.library.Library("aten", "IMPL")
     _LIBS.append(lib)
+    # Written with torch.ops.aten calls, which a Python-level dumper
+    # (msprobe's PrecisionDebugger) does not wrap: a device's kernel is not
+    # a sequence of Python calls either.
+    A = torch.ops.aten
+
+    def to(x, dtype):
+        return A._to_copy(x, dtype=dtype)
+
     if k.softmax_kernel != "native":
         def softmax(x, dim, half_to_float):
             if k.softmax_kernel == "bf16":
-                y = x.to(torch.bfloat16)
-                y = (y - y.amax(dim, keepdim=True)).exp()
-                return (y / y.sum(dim, keepdim=True)).to(x.dtype)
-            y = x.exp()  # naive: overflows for large logits
-            return y / y.sum(dim, keepdim=True)
+                y = to(x, torch.bfloat16)
+                y = A.exp(A.sub(y, A.amax(y, [dim], True)))
+                return to(A.div(y, A.sum(y, [dim], True)), x.dtype)
+            y = A.exp(x)  # naive: overflows for large logits
+            return A.div(y, A.sum(y, [dim], True))
         lib.impl("_softmax", softmax, "CPU")
     if k.gelu_kernel == "fp16_saturate":
         def gelu(x, approximate="none"):
-            y = 0.5 * x * (1.0 + torch.erf(x / math.sqrt(2.0)))
-            return y.clamp(-65504.0, 65504.0)
+            y = A.mul(A.mul(x, 0.5), A.add(A.erf(A.div(x, math.sqrt(2.0))), 1.0))
+            return A.clamp(y, -65504.0, 65504.0)
         lib.impl("gelu", gelu, "CPU")
     if k.mm_kernel == "fp32_sum":
         def mm(a, b):  # products summed in fp32 (no mm inside: no recursion)
-            p = a.float().unsqueeze(-1) * b.float().unsqueeze(-3)
-            return p.sum(-2).to(a.dtype)
+            p = A.mul(A.unsqueeze(to(a, torch.float32), -1),
+                      A.unsqueeze(to(b, torch.float32), -3))
+            return to(A.sum(p, [-2]), a.dtype)
         lib.impl("mm", mm, "CPU")
         lib.impl("bmm", mm, "CPU")
         lib.impl("addmm", lambda c, a, b, beta=1, alpha=1:
-                 (beta * c.float() + alpha * mm(a, b).float()).to(a.dtype), "CPU")
+                 to(A.add(A.mul(to(c, torch.float32), beta),
+                          A.mul(to(mm(a, b), torch.float32), alpha)), a.dtype), "CPU")
     if k.ln_kernel == "eps_1e-2":
         def layer_norm(x, shape, w, b, eps):
-            dims = tuple(range(x.dim() - len(shape), x.dim()))
-            xf = x.float()
-            mean = xf.mean(dims, keepdim=True)
-            rstd = (xf.var(dims, unbiased=False, keepdim=True) + 1e-2).rsqrt()
-            y = (xf - mean) * rstd
+            dims = list(range(x.dim() - len(shape), x.dim()))
+            xf = to(x, torch.float32)
+            mean = A.mean(xf, dims, True)
+            var = A.var(xf, dims, correction=0, keepdim=True)
+            rstd = A.rsqrt(A.add(var, 1e-2))
+            y = A.mul(A.sub(xf, mean), rstd)
             if w is not None:
-                y = y * w.float()
+                y = A.mul(y, to(w, torch.float32))
             if b is not None:
-                y = y + b.float()
-            return y.to(x.dtype), mean.to(x.dtype), rstd.to(x.dtype)
+                y = A.add(y, to(b, torch.float32))
+            return to(y, x.dtype), to(mean, x.dtype), to(rstd, x.dtype)
         lib.impl("native_layer_norm", layer_norm, "CPU")
 
 
@@ -280,10 +291,42 @@ def train(k: Knobs, steps, on_step=None, probe=None, lr=1e-3):
     return model, losses
 
 
+class MsprobeDumper:
+    """msprobe's PrecisionDebugger (mindstudio-probe) behind the probe's
+    start/step/stop, for train(): each step is dumped between start() and
+    stop(), then step() moves on, as msprobe's documentation has it; after
+    the last of `steps` it does not start again (an empty step folder)."""
+    started = False
+
+    def __init__(self, task, dump, steps):
+        self.left = steps
+        import json
+        from msprobe.pytorch import PrecisionDebugger
+        with open(dump + ".config.json", "w") as f:
+            json.dump({"task": task, "dump_path": dump, "level": "L1",
+                       task: {"data_mode": ["all"]}}, f)
+        self.dbg = PrecisionDebugger(config_path=dump + ".config.json")
+
+    def start(self):
+        self.dbg.start()
+
+    def step(self):
+        self.dbg.stop()
+        self.dbg.step()
+        self.left -= 1
+        if self.left > 0:
+            self.dbg.start()
+
+    def stop(self):
+        if self.left > 0:
+            self.dbg.stop()
+
+
 def run_many(lib, jobs, parallel=2):
-    """Runs each job (dump, task, steps, knobs dict) in a child forked from
-    this process, `parallel` at a time, each dumped by a probe of its own
-    (one per process); a child's stderr goes to DUMP.stderr. torch is imported once, here: a torch 2.x import costs
+    """Runs each job (dump, task, steps, knobs dict[, dumper]) in a child
+    forked from this process, `parallel` at a time, each dumped by a probe
+    of its own (one per process): lockstep's, or msprobe's PrecisionDebugger
+    when dumper is "msprobe"; a child's stderr goes to DUMP.stderr. torch is imported once, here: a torch 2.x import costs
     seconds, a fork milliseconds. Returns the dumps whose run failed.
     REQUIRES: this process has computed nothing with torch yet (a fork after
     an intra-op thread pool started is unsafe)."""
@@ -292,18 +335,26 @@ def run_many(lib, jobs, parallel=2):
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                     "..", "..", "python"))
     import lockstep_probe
+    if any(job[4:] == ["msprobe"] for job in jobs):
+        # Imported once here too (seconds), not in each child; it starts no
+        # thread and computes nothing with torch.
+        from msprobe.pytorch import PrecisionDebugger  # noqa: F401
     failed, running, queue = [], {}, list(jobs)
     while queue or running:
         while queue and len(running) < parallel:
-            dump, task, steps, knobs = queue.pop(0)
+            dump, task, steps, knobs, *dumper = queue.pop(0)
             pid = os.fork()
             if pid == 0:
                 code = 1
                 try:
                     os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
                     os.dup2(os.open(dump + ".stderr", os.O_WRONLY | os.O_CREAT | os.O_TRUNC), 2)
-                    cfg = {"task": task, "level": "L1", "dump_path": dump}
-                    train(Knobs(**knobs), int(steps), probe=lockstep_probe.Probe(cfg, lib=lib))
+                    if dumper == ["msprobe"]:
+                        probe = MsprobeDumper(task, dump, int(steps))
+                    else:
+                        cfg = {"task": task, "level": "L1", "dump_path": dump}
+                        probe = lockstep_probe.Probe(cfg, lib=lib)
+                    train(Knobs(**knobs), int(steps), probe=probe)
                     code = 0
                 finally:
                     os._exit(code)
