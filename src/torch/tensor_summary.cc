@@ -660,16 +660,46 @@ void TensorSummarizer::Tensor(const at::Tensor& t, const std::string& stem,
   b->EndDict();
 }
 
+namespace {
+
+// torch's name of a scalar type ("torch.bfloat16"), as str(torch.dtype) is.
+std::string TorchDtypeText(int64_t code) {
+  if (code < 0 || code >= static_cast<int64_t>(c10::ScalarType::NumOptions))
+    return "ScalarType " + std::to_string(code);
+  auto t = static_cast<c10::ScalarType>(code);
+  if (std::optional<DType> d = FromScalarType(t))
+    return std::string(TorchDTypeName(*d));
+  switch (t) {
+    case c10::ScalarType::ComplexHalf:
+      return "torch.complex32";
+    case c10::ScalarType::ComplexFloat:
+      return "torch.complex64";
+    case c10::ScalarType::ComplexDouble:
+      return "torch.complex128";
+    default:
+      return std::string("torch.") + c10::toString(t);
+  }
+}
+
+}  // namespace
+
 void TensorSummarizer::ListAt(const c10::IValue* values, size_t n,
                               std::string* stem, PyJsonBuilder* b,
-                              bool* overflow) {
+                              bool* overflow,
+                              const std::vector<bool>* dtype_at) {
   DepthGuard depth(this);
   b->BeginList();
   size_t base = stem->size();
   for (size_t i = 0; i < n; ++i) {
     *stem += '.';
     *stem += std::to_string(i);
-    Value(values[i], stem, b, overflow);
+    if (dtype_at != nullptr && i < dtype_at->size() && (*dtype_at)[i] &&
+        values[i].isInt()) {
+      b->BeginDict().Key("type").Str("torch.dtype").Key("value");
+      b->Str(TorchDtypeText(values[i].toInt())).EndDict();
+    } else {
+      Value(values[i], stem, b, overflow);
+    }
     stem->resize(base);
   }
   b->EndList();
@@ -691,25 +721,6 @@ void TensorSummarizer::List(const std::vector<at::Tensor>& tensors,
 }
 
 namespace {
-
-// torch's name of a scalar type ("torch.bfloat16"), as str(torch.dtype) is.
-std::string TorchDtypeText(int64_t code) {
-  if (code < 0 || code >= static_cast<int64_t>(c10::ScalarType::NumOptions))
-    return "ScalarType " + std::to_string(code);
-  auto t = static_cast<c10::ScalarType>(code);
-  if (std::optional<DType> d = FromScalarType(t))
-    return std::string(TorchDTypeName(*d));
-  switch (t) {
-    case c10::ScalarType::ComplexHalf:
-      return "torch.complex32";
-    case c10::ScalarType::ComplexFloat:
-      return "torch.complex64";
-    case c10::ScalarType::ComplexDouble:
-      return "torch.complex128";
-    default:
-      return std::string("torch.") + c10::toString(t);
-  }
-}
 
 // {"type": type, "value": ...}: the caller writes the value and EndDict.
 PyJsonBuilder& Typed(const char* type, PyJsonBuilder* b) {
@@ -775,23 +786,9 @@ void TensorSummarizer::Value(const c10::IValue& v, std::string* stem,
 }
 
 void TensorSummarizer::Args(c10::ArrayRef<const c10::IValue> values,
-                            const std::vector<bool>& dtype_at,
-                            std::string stem, PyJsonBuilder* b) {
-  DepthGuard depth(this);
-  b->BeginList();
-  size_t base = stem.size();
-  for (size_t i = 0; i < values.size(); ++i) {
-    stem += '.';
-    stem += std::to_string(i);
-    if (i < dtype_at.size() && dtype_at[i] && values[i].isInt()) {
-      b->BeginDict().Key("type").Str("torch.dtype").Key("value");
-      b->Str(TorchDtypeText(values[i].toInt())).EndDict();
-    } else {
-      Value(values[i], &stem, b);
-    }
-    stem.resize(base);
-  }
-  b->EndList();
+                            const std::vector<bool>& dtype_at, std::string stem,
+                            PyJsonBuilder* b) {
+  ListAt(values.data(), values.size(), &stem, b, nullptr, &dtype_at);
 }
 
 std::vector<double> TensorSummarizer::FetchDeferred() const {

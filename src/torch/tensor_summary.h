@@ -136,8 +136,10 @@ class TensorSummarizer {
   };
 
  private:
+  // dtype_at: as for Args (top level only).
   void ListAt(const c10::IValue* values, size_t n, std::string* stem,
-              PyJsonBuilder* b, bool* overflow);
+              PyJsonBuilder* b, bool* overflow,
+              const std::vector<bool>* dtype_at = nullptr);
   void Stats(const at::Tensor& t, PyJsonBuilder* b, bool* overflow);
   // Queues t's reductions on its device; returns their slot in deferred_.
   size_t DeferStats(const at::Tensor& t);

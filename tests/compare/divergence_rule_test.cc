@@ -493,8 +493,7 @@ TEST(DivergenceRuleTest, WhatTheCallsAfterAGapShowIsInItsDetail) {
   t.rows()[3].verdict = Verdict::kWarning;
   f = FindFirstDivergence(t.rows(), {g});
   EXPECT_EQ(f.detail.find("all agree"), std::string::npos) << f.detail;
-  EXPECT_NE(f.detail.find("yet 1 of their rows do not pass"),
-            std::string::npos)
+  EXPECT_NE(f.detail.find("yet 1 of their rows do not pass"), std::string::npos)
       << f.detail;
 }
 

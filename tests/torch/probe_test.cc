@@ -435,8 +435,8 @@ TEST_F(ProbeTest, DtypeArgumentsAreRecordedAsDtypes) {
   auto p = MakeProbe(Config());
   at::Tensor x = at::ones({3});
   ASSERT_TRUE(p->Start().ok());
-  (void)x.to(at::kBFloat16);            // aten::to.dtype: ScalarType
-  (void)at::sum(x, at::kDouble);        // aten::sum: ScalarType?
+  (void)x.to(at::kBFloat16);             // aten::to.dtype: ScalarType
+  (void)at::sum(x, at::kDouble);         // aten::sum: ScalarType?
   (void)at::softmax(x, 0, at::kDouble);  // aten::softmax.int: int, ScalarType?
   ASSERT_TRUE(p->Stop().ok());
   DumpFile d = ReadDump();
