@@ -75,6 +75,8 @@ function(lockstep_add_tests layer)
     string(FIND "${content}" "LOCKSTEP_FIXTURES_DIR" uses_fixtures)
     if(uses_fixtures GREATER -1 AND NOT EXISTS "${LOCKSTEP_FIXTURES_DIR}/msprobe")
       message(STATUS "lockstep: ${n} skipped: no fixtures at ${LOCKSTEP_FIXTURES_DIR}")
+      # Listed in tests_left_out.txt too, which scripts/test.sh prints.
+      set_property(GLOBAL APPEND PROPERTY LOCKSTEP_TESTS_LEFT_OUT ${n})
       continue()
     endif()
     add_executable(${n} ${t})

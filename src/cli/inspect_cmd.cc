@@ -32,10 +32,16 @@ void PrintRank(const RankSummary& r) {
   std::printf("  task %s, level %s, framework %s\n",
               EscapeControl(r.task).c_str(), EscapeControl(r.level).c_str(),
               EscapeControl(r.framework).c_str());
-  std::printf("  entries %lld (forward %lld, backward %lld), rows %lld\n",
-              static_cast<long long>(r.entries),
-              static_cast<long long>(r.forward_entries),
-              static_cast<long long>(r.backward_entries),
+  // The kinds add up to the entries: parameters_grad and other only when
+  // there are any.
+  std::string kinds = "forward " + std::to_string(r.forward_entries) +
+                      ", backward " + std::to_string(r.backward_entries);
+  if (r.parameters_grad_entries > 0)
+    kinds += ", parameters_grad " + std::to_string(r.parameters_grad_entries);
+  if (r.other_entries > 0)
+    kinds += ", other " + std::to_string(r.other_entries);
+  std::printf("  entries %lld (%s), rows %lld\n",
+              static_cast<long long>(r.entries), kinds.c_str(),
               static_cast<long long>(r.rows));
   std::printf("  tensors %lld, %s by shape", static_cast<long long>(r.tensors),
               Bytes(r.tensor_bytes).c_str());

@@ -50,6 +50,10 @@ void Summarize(const DumpFile& d, RankSummary* r) {
     } else if (EndsWith(e.name, ".backward") ||
                e.name.find(".backward.") != std::string::npos) {
       ++r->backward_entries;
+    } else if (e.name.find(".parameters_grad") != std::string::npos) {
+      ++r->parameters_grad_entries;
+    } else {
+      ++r->other_entries;
     }
   }
   for (const OpRow& row : FlattenDump(d)) {

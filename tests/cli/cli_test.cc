@@ -49,6 +49,17 @@ TEST_F(CliTest, InspectQuickStart) {
   EXPECT_NE(r.out.find("step 1 rank 0"), std::string::npos) << r.out;
 }
 
+// The kinds of entries add up to the entries: msprobe's toy dump holds a
+// parameters_grad entry beside 4 forward and 3 backward ones.
+TEST_F(CliTest, InspectEntryKindsAddUp) {
+  CmdRun r = Exec("inspect " + std::string(LOCKSTEP_SOURCE_DIR) +
+                  "/examples/msprobe_toy/target");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("entries 8 (forward 4, backward 3, parameters_grad 1)"),
+            std::string::npos)
+      << r.out;
+}
+
 TEST_F(CliTest, InspectMissingPathIsIoError) {
   CmdRun r = Exec("inspect /nonexistent/lockstep_dump");
   EXPECT_EQ(r.code, 3);

@@ -23,6 +23,8 @@ struct RankSummary {
   int64_t entries = 0;
   int64_t forward_entries = 0;
   int64_t backward_entries = 0;
+  int64_t parameters_grad_entries = 0;  // "Module.fc.Linear.parameters_grad.0"
+  int64_t other_entries = 0;            // none of the three
   int64_t rows = 0;          // compare rows (leaves)
   int64_t tensors = 0;       // rows with a tensor dtype
   int64_t tensor_bytes = 0;  // sum of dtype size x shape
