@@ -25,9 +25,9 @@ struct RankSummary {
   int64_t backward_entries = 0;
   int64_t parameters_grad_entries = 0;  // "Module.fc.Linear.parameters_grad.0"
   int64_t other_entries = 0;            // none of the three
-  int64_t rows = 0;          // compare rows (leaves)
-  int64_t tensors = 0;       // rows with a tensor dtype
-  int64_t tensor_bytes = 0;  // sum of dtype size x shape
+  int64_t rows = 0;                     // compare rows (leaves)
+  int64_t tensors = 0;                  // rows with a tensor dtype
+  int64_t tensor_bytes = 0;             // sum of dtype size x shape
   int64_t tensor_files = 0;  // files in dump_tensor_data/ or pack entries
   int64_t tensor_file_bytes = 0;
   bool packed = false;                    // tensors in dump_tensor_data.pack
