@@ -58,16 +58,20 @@ void AppendVerdict(const CompareResult& r, std::string* out) {
 void AppendSummary(const CompareResult& r, std::string* out) {
   const CompareSummary& s = r.summary;
   *out +=
-      "<section id=\"summary\" class=\"card summary\"><h2>Rows</h2><div "
-      "class=\"counts\">";
+      "<section id=\"summary\" class=\"card summary\"><h2>Rows, by "
+      "lockstep's verdict</h2><div class=\"counts\">";
   *out += Count(s.rows, "rows", "all") + Count(s.pass, "pass", "pass") +
           Count(s.warning, "warning", "warning") +
           Count(s.error, "error", "error") +
           Count(s.unmatched, "unmatched", "unmatched");
-  *out += "</div><p class=\"msprobe\">msprobe Result column: <b>" +
-          std::to_string(s.msprobe_pass) + "</b> pass · <b>" +
-          std::to_string(s.msprobe_warning) + "</b> warning · <b>" +
-          std::to_string(s.msprobe_error) + "</b> error</p></section>\n";
+  // Two sets of counts: lockstep's above, msprobe's own below, each said
+  // to be whose (msprobe's fixed thresholds count an unmatched row as pass).
+  *out +=
+      "</div><p class=\"msprobe\">For comparison, msprobe's own Result "
+      "column (its fixed thresholds; unmatched rows count as pass): <b>" +
+      std::to_string(s.msprobe_pass) + "</b> pass · <b>" +
+      std::to_string(s.msprobe_warning) + "</b> warning · <b>" +
+      std::to_string(s.msprobe_error) + "</b> error</p></section>\n";
 }
 
 void AppendDivergenceLink(const CompareResult& r, std::string* out) {

@@ -108,6 +108,18 @@ TEST(HtmlReportTest, HasTheStableIds) {
   EXPECT_NE(html.find("<tbody id=\"rows\">"), std::string::npos);
 }
 
+// The summary card shows two sets of counts: each says whose it is.
+TEST(HtmlReportTest, EachSetOfCountsSaysWhoseItIs) {
+  std::string html = RenderHtmlReport(MakeSyntheticResult(10));
+  size_t card = html.find("id=\"summary\"");
+  ASSERT_NE(card, std::string::npos);
+  std::string summary = html.substr(card, html.find("</section>", card) - card);
+  EXPECT_NE(summary.find("Rows, by lockstep's verdict"), std::string::npos)
+      << summary;
+  EXPECT_NE(summary.find("msprobe's own Result column"), std::string::npos)
+      << summary;
+}
+
 TEST(HtmlReportTest, IsSelfContained) {
   std::string html = RenderHtmlReport(MakeSyntheticResult(50));
   for (const char* remote :
