@@ -70,8 +70,15 @@ int32_t DivergenceModule(const CompareResult& r);
 //    (the largest row error), "row": [row] (the first row of that verdict),
 //    "first": [row] (its first row; -1: none), "fd": node | -1 (the first
 //    divergence's module), "outside": null | {"rows", "verdict", "error",
-//    "row"} (rows of no module)}
+//    "row"} (rows of no module);
+//    and when ModuleTreeStep(r) >= 0: "step": that step, "step_rows",
+//    "step_verdict", "step_error", "step_row", "step_outside": the same
+//    over that step's rows alone}
 void WriteModules(const CompareResult& r, JsonWriter* w);
+
+// The step the module tree shows first: the first divergence's, when the
+// result has modules and rows of other steps too; else -1 (every step).
+int ModuleTreeStep(const CompareResult& r);
 
 // The JSON embedded in #report-data, already made safe for <script>:
 //   {"summary": {summary_json.h object}, "columns": [str], "row_count": n,

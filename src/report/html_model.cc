@@ -110,22 +110,46 @@ int32_t DivergenceModule(const CompareResult& r) {
              : -1;
 }
 
+int ModuleTreeStep(const CompareResult& r) {
+  const FirstDivergence& fd = r.first_divergence;
+  if (r.modules.empty() || !fd.found || fd.step < 0) return -1;
+  for (const CompareRow& row : r.rows) {
+    if (row.step != fd.step) return fd.step;
+  }
+  return -1;  // one step only: the same tree
+}
+
+namespace {
+
+// Each module's worst row over its subtree, and the rows in no module;
+// only the rows of `step` when it is not -1.
+std::pair<std::vector<Worst>, Worst> Aggregate(
+    const CompareResult& r, const std::vector<int32_t>& order, int step) {
+  const std::vector<ModuleNode>& nodes = r.modules;
+  std::vector<Worst> agg(nodes.size());
+  Worst outside;
+  for (size_t i = 0; i < r.rows.size(); ++i) {
+    if (step != -1 && r.rows[i].step != step) continue;
+    int32_t m = r.rows[i].module;
+    (m >= 0 && static_cast<size_t>(m) < nodes.size() ? agg[m] : outside)
+        .AddRow(r.rows[i], static_cast<int64_t>(i));
+  }
+  for (int32_t n : order) {
+    if (nodes[n].parent >= 0) agg[nodes[n].parent].Add(agg[n]);
+  }
+  return {std::move(agg), outside};
+}
+
+}  // namespace
+
 void WriteModules(const CompareResult& r, JsonWriter* w) {
   const std::vector<ModuleNode>& nodes = r.modules;
   if (nodes.empty()) {
     w->Null();
     return;
   }
-  std::vector<Worst> agg(nodes.size());
-  Worst outside;
-  for (size_t i = 0; i < r.rows.size(); ++i) {
-    int32_t m = r.rows[i].module;
-    (m >= 0 && static_cast<size_t>(m) < nodes.size() ? agg[m] : outside)
-        .AddRow(r.rows[i], static_cast<int64_t>(i));
-  }
-  for (int32_t n : DeepestFirst(nodes)) {
-    if (nodes[n].parent >= 0) agg[nodes[n].parent].Add(agg[n]);
-  }
+  std::vector<int32_t> order = DeepestFirst(nodes);
+  auto [agg, outside] = Aggregate(r, order, -1);
   size_t n = nodes.size();
   w->StartObject();
   Column(w, "path", n, [&](size_t i) { JsonString(w, nodes[i].path); });
@@ -144,6 +168,26 @@ void WriteModules(const CompareResult& r, JsonWriter* w) {
     WriteWorst(outside, w);
   } else {
     w->Null();
+  }
+  // The first divergence's step alone, which the tree shows first (later
+  // steps often differ everywhere): the same columns, "step_" in front.
+  int step = ModuleTreeStep(r);
+  if (step >= 0) {
+    auto [at, out] = Aggregate(r, order, step);
+    w->Key("step");
+    w->Int(step);
+    Column(w, "step_rows", n, [&](size_t i) { w->Int64(at[i].rows); });
+    Column(w, "step_verdict", n,
+           [&](size_t i) { w->Int(static_cast<int>(at[i].verdict)); });
+    Column(w, "step_error", n,
+           [&](size_t i) { WritePlotNumber(w, at[i].error); });
+    Column(w, "step_row", n, [&](size_t i) { w->Int64(at[i].row); });
+    w->Key("step_outside");
+    if (out.rows > 0) {
+      WriteWorst(out, w);
+    } else {
+      w->Null();
+    }
   }
   w->EndObject();
 }

@@ -211,6 +211,16 @@ void AppendWarnings(const CompareResult& r, std::string* out) {
   *out += "</details></section>\n";
 }
 
+// Which steps the tree's verdicts cover, with the switch to all of them.
+std::string StepScope(const CompareResult& r) {
+  int step = internal::ModuleTreeStep(r);
+  if (step < 0) return "";
+  return " in step " + std::to_string(step) +
+         ", the first divergence's (later steps may differ everywhere) "
+         "<label class=\"ctl\"><input type=\"checkbox\" "
+         "id=\"module-all-steps\"> all steps</label>";
+}
+
 // The module tree's card; the script fills #module-tree.
 void AppendModulesCard(const CompareResult& r, std::string* out) {
   if (r.modules.empty()) return;
@@ -221,7 +231,9 @@ void AppendModulesCard(const CompareResult& r, std::string* out) {
       (r.modules.size() == 1 ? " module" : " modules") +
       "</span></h2><span class=\"hint\">each module: the worst "
       "verdict and the largest relative error of the rows inside it (its "
-      "operators, by construct.json); click a name for its worst "
+      "operators, by construct.json)" +
+      StepScope(r) +
+      "; click a name for its worst "
       "row</span></div><div id=\"module-box\" class=\"module-box\"><ul "
       "id=\"module-tree\" class=\"mtree\" "
       "role=\"tree\"></ul></div></section>\n";

@@ -15,6 +15,16 @@ const MAX_CHILDREN = 400;  // per module; more are summarised
 // chain 20,000 deep would indent past any page and make layout crawl).
 const MAX_NEST = 32;
 const mtree = {kids: null, roots: null, open: null, onPath: null, depth: null};
+// Which rows the verdicts cover: the first divergence's step (MD.step) until
+// "all steps" is ticked; every step when the data has no step columns.
+let mAllSteps = !MD || MD.step == null;
+
+// Module i's worst row in the steps shown.
+function mworst(i) {
+  return mAllSteps ? {verdict: MD.verdict[i], error: MD.error[i], row: MD.row[i], rows: MD.rows[i]}
+                   : {verdict: MD.step_verdict[i], error: MD.step_error[i], row: MD.step_row[i],
+                      rows: MD.step_rows[i]};
+}
 
 function shortName(i) {
   const p = MD.path[i], up = MD.parent[i];
@@ -58,7 +68,7 @@ function moduleLine(name, title, kind, w, twisty) {
 
 // A module's <li> at nesting depth `d` and its line (listHtml closes it).
 function moduleOpen(i, open, d) {
-  const kids = mtree.kids[i], w = {verdict: MD.verdict[i], error: MD.error[i], row: MD.row[i], rows: MD.rows[i]};
+  const kids = mtree.kids[i], w = mworst(i);
   let cls = 'mod v-' + VERDICTS[w.verdict];
   if (mtree.onPath[i]) cls += i === MD.fd ? ' fd-node' : ' fd-path';
   const twisty = kids.length ? '<button type="button" class="tw" aria-expanded="' + open + '" aria-label="' +
@@ -105,10 +115,11 @@ function renderModules() {
   const root = $('module-tree');
   if (!root || !MD) return;
   let h = listHtml(mtree.roots, 0);
-  if (MD.outside) {
-    h += '<li class="mod outside v-' + VERDICTS[MD.outside.verdict] + '">' +
+  const outside = mAllSteps ? MD.outside : MD.step_outside;
+  if (outside) {
+    h += '<li class="mod outside v-' + VERDICTS[outside.verdict] + '">' +
          moduleLine('(outside any module)', 'rows whose entry construct.json puts in no module', '',
-                    MD.outside, '<span class="tw"></span>') + '</li>';
+                    outside, '<span class="tw"></span>') + '</li>';
   }
   root.innerHTML = h;
   const fd = root.querySelector('li.fd-node > .mrow'), box = $('module-box');
@@ -121,6 +132,13 @@ function renderModules() {
 function bindModuleEvents() {
   const root = $('module-tree');
   if (!root || !MD) return;
+  const all = $('module-all-steps');
+  if (all) {
+    all.addEventListener('change', () => {
+      mAllSteps = all.checked;
+      renderModules();
+    });
+  }
   root.addEventListener('click', (e) => {
     const tw = e.target.closest('button.tw');
     if (tw) {

@@ -90,6 +90,20 @@ constexpr char kProbe[] = R"JS(<script>
     const tr = document.querySelector('#rows tr.selected');
     b.dataset.selectedRow = tr ? tr.dataset.i : 'none';
   }
+  // The tree shows the first divergence's step; "all steps" shows every
+  // step's rows (the first module's row count, before and after).
+  const mrows = () => {
+    const e = document.querySelector('#module-tree li.mod .mrows');
+    return e ? e.textContent : '';
+  };
+  b.dataset.stepRows = mrows();
+  const all = document.getElementById('module-all-steps');
+  if (all) {
+    all.click();
+    b.dataset.allRows = mrows();
+  } else {
+    b.dataset.allRows = 'no switch';
+  }
 })();
 </script>
 )JS";
@@ -353,6 +367,19 @@ TEST_F(HtmlModelBrowserTest, DarkSchemeChangesColours) {
   EXPECT_EQ(Attr(dark, "bg"), "rgb(18, 22, 29)");
   // The curve's background follows the card's.
   EXPECT_EQ(Attr(dark, "curve-bg"), Attr(dark, "card-bg"));
+}
+
+// quick_start's pair diverges at step 1 of two: the tree first counts step
+// 1's rows; "all steps" counts both steps' (twice as many: the steps dump
+// the same calls). The one-step toy page has no switch.
+TEST_F(HtmlModelBrowserTest, ModuleTreeShowsTheDivergenceStepThenAllSteps) {
+  ASSERT_EQ(results_[kModel].first_divergence.step, 1);
+  const std::string& dom = Dom(0);
+  std::string step = Attr(dom, "step-rows"), all = Attr(dom, "all-rows");
+  ASSERT_FALSE(step.empty()) << "no module row count";
+  ASSERT_NE(all, "no switch");
+  EXPECT_EQ(std::stoll(all), 2 * std::stoll(step)) << step << " vs " << all;
+  EXPECT_EQ(Attr(Dom(4), "all-rows"), "no switch");
 }
 
 TEST_F(HtmlModelBrowserTest, TreeDataStaysCompact) {

@@ -330,6 +330,45 @@ TEST(HtmlReportTest, DivergenceModuleAndStackInTheCard) {
   EXPECT_EQ(doc["modules"]["fd"].GetInt(), -1);
 }
 
+// Two steps: the first divergence in module "a" at step 0, and module "b"
+// fails only at step 1 (later steps differ everywhere). The tree's data
+// holds the first divergence's step alone beside every step, and the card
+// says which it shows first.
+TEST(HtmlReportTest, ModuleTreeShowsTheFirstDivergencesStepFirst) {
+  CompareResult r = MakeSyntheticResult(40);
+  ASSERT_TRUE(r.first_divergence.found);
+  r.modules = {{"a", "Linear", -1}, {"b", "Linear", -1}};
+  for (size_t i = 0; i < r.rows.size(); ++i) {
+    CompareRow& row = r.rows[i];
+    row.step = i < 20 ? 0 : 1;
+    row.module = i < 20 ? 0 : 1;
+    if (i < 20 && i != r.first_divergence.row_index)
+      row.verdict = Verdict::kPass;
+    if (i >= 20) row.verdict = Verdict::kError;
+  }
+  ASSERT_LT(r.first_divergence.row_index, 20u);
+  r.first_divergence.step = 0;
+  std::string html = RenderHtmlReport(r);
+  rapidjson::Document doc;
+  ParseData(html, &doc);
+  const auto& m = doc["modules"];
+  ASSERT_TRUE(m.HasMember("step")) << "no step columns";
+  EXPECT_EQ(m["step"].GetInt(), 0);
+  EXPECT_EQ(m["verdict"][1].GetInt(), static_cast<int>(Verdict::kError));
+  EXPECT_EQ(m["step_rows"][1].GetInt64(), 0);  // b has no rows at step 0
+  EXPECT_EQ(m["step_rows"][0].GetInt64(), 20);
+  EXPECT_EQ(m["step_verdict"][0].GetInt(),
+            static_cast<int>(r.rows[r.first_divergence.row_index].verdict));
+  EXPECT_NE(html.find("in step 0, the first divergence's"), std::string::npos);
+  EXPECT_NE(html.find("id=\"module-all-steps\""), std::string::npos);
+  // One step only: nothing to choose.
+  for (CompareRow& row : r.rows) row.step = 0;
+  html = RenderHtmlReport(r);
+  ParseData(html, &doc);
+  EXPECT_FALSE(doc["modules"].HasMember("step"));
+  EXPECT_EQ(html.find("id=\"module-all-steps\""), std::string::npos);
+}
+
 TEST(HtmlReportTest, WriteIsAtomicAndReportsErrors) {
   auto dir = std::filesystem::temp_directory_path() /
              ("lockstep_html_test_" + std::to_string(::getpid()));
