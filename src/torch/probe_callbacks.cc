@@ -183,15 +183,16 @@ ProbeOwnWork::~ProbeOwnWork() {
   --t_depth;
 }
 
-const std::vector<bool>& ProbeImpl::DtypeArgs(const at::RecordFunction& fn) {
+const std::vector<bool>& ProbeImpl::DtypeArgs(const at::RecordFunction& fn,
+                                              const std::string& aten) {
   static const std::vector<bool> kNone;
   c10::ArrayRef<const c10::IValue> in = fn.inputs();
   if (std::none_of(in.begin(), in.end(),
                    [](const c10::IValue& v) { return v.isInt(); })) {
     return kNone;
   }
-  std::string op = AtenName(fn);
-  auto [it, fresh] = dtype_args_.try_emplace(op);
+  auto [it, fresh] =
+      dtype_args_.try_emplace(aten.empty() ? AtenName(fn) : aten);
   if (fresh) {
     c10::optional<c10::FunctionSchema> schema = fn.operator_schema();
     if (schema) {
@@ -277,8 +278,8 @@ std::unique_ptr<OpContext> ProbeImpl::OpStartLocked(
       if (!ctx->kwargs_written) {
         ctx->entry.Key("input_args");
         if (config_.input) {
-          summarizer_.Args(fn.inputs(), DtypeArgs(fn), ctx->fwd + ".input",
-                           &ctx->entry);
+          summarizer_.Args(fn.inputs(), DtypeArgs(fn, ctx->aten),
+                           ctx->fwd + ".input", &ctx->entry);
         } else {
           ctx->entry.BeginList().EndList();
         }

@@ -212,7 +212,10 @@ class ProbeImpl {
   }
   // Which of fn's arguments are dtypes (ScalarType in its schema), for
   // TensorSummarizer::Args; empty when none of its inputs is an int.
-  const std::vector<bool>& DtypeArgs(const at::RecordFunction& fn);
+  // `aten`: AtenName(fn) when the caller has it already (tensor mode),
+  // else "" and it is computed here.
+  const std::vector<bool>& DtypeArgs(const at::RecordFunction& fn,
+                                     const std::string& aten);
   // `text`: the entry's value, JSON at DumpWriter::kEntryLevel.
   void AddEntry(std::string name, std::string text);
   // A call whose backward is awaited: the gradients of its outputs and of
