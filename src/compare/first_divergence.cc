@@ -26,7 +26,13 @@ bool Known(double e) { return !std::isnan(e); }
 
 // Parameter names of common APIs, for "argument `eps`" instead of
 // "argument 4" (positional arguments as the probes record them; a Tensor
-// method's argument 0 is self).
+// method's argument 0 is self). Where the Python signature and the ATen
+// schema that lockstep's probe records disagree, a position holds the
+// ATen name when the Python one is never passed by position in practice:
+// cross_entropy_loss(self, target, weight, reduction, ignore_index,
+// label_smoothing) against Python's deprecated size_average and reduce at
+// 3 and 5; softmax(self, dim, dtype) against Python's internal _stacklevel
+// at 2.
 const std::map<std::string, std::vector<const char*>>& ArgNames() {
   static const auto* names =
       new std::map<std::string, std::vector<const char*>>{
@@ -39,8 +45,8 @@ const std::map<std::string, std::vector<const char*>>& ArgNames() {
            {"input", "running_mean", "running_var", "weight", "bias",
             "training", "momentum", "eps"}},
           {"Functional.dropout", {"input", "p", "training", "inplace"}},
-          {"Functional.softmax", {"input", "dim", "_stacklevel", "dtype"}},
-          {"Functional.log_softmax", {"input", "dim", "_stacklevel", "dtype"}},
+          {"Functional.softmax", {"input", "dim", "dtype", "dtype"}},
+          {"Functional.log_softmax", {"input", "dim", "dtype", "dtype"}},
           {"Functional.linear", {"input", "weight", "bias"}},
           {"Functional.conv2d",
            {"input", "weight", "bias", "stride", "padding", "dilation",
@@ -49,8 +55,11 @@ const std::map<std::string, std::vector<const char*>>& ArgNames() {
            {"input", "weight", "padding_idx", "max_norm", "norm_type",
             "scale_grad_by_freq", "sparse"}},
           {"Functional.cross_entropy",
-           {"input", "target", "weight", "size_average", "ignore_index",
-            "reduce", "reduction", "label_smoothing"}},
+           {"input", "target", "weight", "reduction", "ignore_index",
+            "label_smoothing", "reduction", "label_smoothing"}},
+          {"Tensor.masked_fill", {"self", "mask", "value"}},
+          {"Tensor.masked_fill_", {"self", "mask", "value"}},
+          {"Torch.masked_fill", {"input", "mask", "value"}},
           {"Functional.leaky_relu", {"input", "negative_slope", "inplace"}},
           {"Functional.relu", {"input", "inplace"}},
           {"Functional.max_pool2d",
@@ -99,11 +108,17 @@ bool InPlace(std::string_view entry) {
   return api.size() > 1 && api.ends_with('_') && !api.ends_with("__");
 }
 
-// Ops whose output error no bound on the inputs' norm-wise error limits:
-// a quotient's elements amplify their operands' elementwise relative error
-// by up to 1/|divisor|, which the norm of the divisor's error does not see
-// (Adam's m / (sqrt(v) + eps) turns noise in a near-zero gradient into a
-// whole step). They are named only when their inputs are equal.
+// Ops whose output error no bound on the inputs' norm-wise error limits.
+// They are named only when their inputs are equal.
+// - A quotient's elements amplify their operands' elementwise relative
+//   error by up to 1/|divisor|, which the norm of the divisor's error does
+//   not see (Adam's m / (sqrt(v) + eps) turns noise in a near-zero
+//   gradient into a whole step).
+// - A sum over some dimensions: relative to its own scale, its error grows
+//   with the ratio of its inputs' scale to the sums' (cancellation, or rows
+//   whose largest element is many times their mean, as the squares in an
+//   RMSNorm's `x.pow(2).mean(-1)`), which the inputs' statistics do not
+//   give.
 bool UnboundedAmplifier(const std::string& entry) {
   static const auto* ops = new std::set<std::string, std::less<>>{
       "div",          "div_",         "true_divide",   "true_divide_",
@@ -111,7 +126,10 @@ bool UnboundedAmplifier(const std::string& entry) {
       "__itruediv__", "addcdiv",      "addcdiv_",      "reciprocal",
       "reciprocal_",  "rsqrt",        "rsqrt_",        "log",
       "log_",         "pow",          "pow_",          "__pow__",
-      "__rpow__",     "_foreach_div", "_foreach_div_", "_foreach_addcdiv_"};
+      "__rpow__",     "_foreach_div", "_foreach_div_", "_foreach_addcdiv_",
+      "sum",          "mean",         "nansum",        "nanmean",
+      "var",          "std",          "var_mean",      "std_mean",
+      "cumsum",       "cumsum_"};
   return ops->count(EntryApi(entry)) > 0;
 }
 
@@ -307,6 +325,7 @@ class RankWalker {
                 "in the target only: no baseline entry matches it (an "
                 "inserted op, or one named differently)");
     }
+    if (GivesOnlyAgreeingValues(s)) return std::nullopt;
     double in_err = 0;
     bool any_input = false;
     for (size_t p = s.begin; p < s.end; ++p) {
@@ -397,6 +416,24 @@ class RankWalker {
                   "another precision");
   }
 
+  // A call whose outputs are all plain values (no tensor) that agree on
+  // both sides, such as `result_type(500000.0, x)`: it hands on nothing
+  // that differs, whatever its arguments; the calls that use those
+  // arguments (the `pow` after it) show them themselves.
+  bool GivesOnlyAgreeingValues(const Span& s) const {
+    bool any_output = false;
+    for (size_t p = s.begin; p < s.end; ++p) {
+      const CompareRow& o = Row(p);
+      if (o.is_input) continue;
+      if (o.is_tensor || o.verdict == Verdict::kUnmatched ||
+          !SameStats(o.target_stats, o.baseline_stats)) {
+        return false;
+      }
+      any_output = true;
+    }
+    return any_output;
+  }
+
   // An entry whose every tensor output has exactly the statistics of one
   // of its tensor inputs (in the target): it returns its input's numbers,
   // and changes nothing downstream. A None output (msprobe's backward of
@@ -425,7 +462,11 @@ class RankWalker {
     // Runs identical so far (every error seen is exactly 0): a tensor
     // input no dumped op produced that differs at all, below the rounding
     // floor too, is the change itself (one parameter element x1.001).
-    bool exact_so_far = seen_err_ == 0 && DiffersAtAll(r);
+    // So is one whose dtype alone differs (a float64 `arange` that no
+    // dumped op made, where the baseline's is float32).
+    bool dtype_only = seen_err_ == 0 && r.is_tensor && !(r.error > 0) &&
+                      !DtypeMessage(r).empty();
+    bool exact_so_far = seen_err_ == 0 && (DiffersAtAll(r) || dtype_only);
     if (r.error <= r.floor && !exact_so_far) return std::nullopt;
     std::optional<size_t> prod = Producer(r);
     if (!r.is_tensor) {
@@ -447,7 +488,9 @@ class RankWalker {
     double seen = std::max(seen_err_, r.floor);
     if (r.error <= kInputJump * seen && !exact_so_far) return std::nullopt;
     std::string what =
-        "input " + InputName(r) + " differs (error " + Fmt(r.error) + ")";
+        "input " + InputName(r) + OneValueEach(r) +
+        (dtype_only ? " differs in " + std::string(DtypeMessage(r)) + " alone"
+                    : " differs (error " + Fmt(r.error) + ")");
     if (seen_err_ == 0 && r.entry.starts_with("Module.")) {
       // L0: module entries only; what runs between modules is not dumped.
       what +=
@@ -472,7 +515,9 @@ class RankWalker {
           last_in_place_ +
           "): an optimizer's update differs there when its gradients do";
     }
-    return At(p, DivergenceReason::kInput, what);
+    return At(p,
+              dtype_only ? DivergenceReason::kDtype : DivergenceReason::kInput,
+              what);
   }
 
   static std::string InputName(const CompareRow& r) {
@@ -483,6 +528,15 @@ class RankWalker {
     return at != std::string::npos
                ? "parameter " + std::string(name.substr(at + 12))
                : std::string(name);
+  }
+
+  // " (500000 vs 10000)" for a tensor of one value on each side (a
+  // Python number made a tensor, as `500000.0 ** x` does), or "".
+  static std::string OneValueEach(const CompareRow& r) {
+    const auto& t = r.target_stats;
+    const auto& b = r.baseline_stats;
+    if (!r.is_tensor || !(t[0] == t[1]) || !(b[0] == b[1])) return "";
+    return " (" + Fmt(t[0]) + " vs " + Fmt(b[0]) + ")";
   }
 
   static std::string TargetVsBaseline(const CompareRow& r) {

@@ -96,19 +96,54 @@ std::vector<std::string_view> KeyViews(const std::vector<OpRow>& rows,
   return keys;
 }
 
+// msprobe 26's DTYPE_MATCH_GROUPS: float64 is in them (a reference run in
+// double against one in float32 pairs).
 bool IsFloatFamily(const std::string& d) {
-  return d == "torch.float16" || d == "torch.float32" || d == "torch.bfloat16";
+  return d == "torch.float16" || d == "torch.float32" ||
+         d == "torch.bfloat16" || d == "torch.float64";
 }
 bool IsMsFloatFamily(const std::string& d) {
-  return d == "Float16" || d == "Float32" || d == "BFloat16";
+  return d == "Float16" || d == "Float32" || d == "BFloat16" || d == "Float64";
+}
+
+// msprobe's cross_dtype_mapping, for a MindSpore dump ("Float32", "Int64")
+// against a PyTorch one ("torch.float32"): the kind, "int", "float", "bool"
+// or "complex", or "" for a name it does not map.
+std::string_view CrossFrameworkKind(std::string_view d) {
+  if (d.starts_with("torch.")) {
+    d.remove_prefix(6);
+  } else if (d.empty() || d[0] < 'A' || d[0] > 'Z') {
+    return {};
+  }
+  std::string n(d);
+  for (char& c : n)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  static const auto* kinds =
+      new std::unordered_map<std::string, std::string_view>{
+          {"int8", "int"},          {"uint8", "int"},
+          {"int16", "int"},         {"uint16", "int"},
+          {"int32", "int"},         {"uint32", "int"},
+          {"int64", "int"},         {"uint64", "int"},
+          {"float16", "float"},     {"float32", "float"},
+          {"float64", "float"},     {"bfloat16", "float"},
+          {"bool", "bool"},         {"complex64", "complex"},
+          {"complex128", "complex"}};
+  auto it = kinds->find(n);
+  return it == kinds->end() ? std::string_view() : it->second;
 }
 
 }  // namespace
 
 bool DTypesComparable(const std::string& a, const std::string& b) {
   if (a == b) return true;
-  return (IsFloatFamily(a) && IsFloatFamily(b)) ||
-         (IsMsFloatFamily(a) && IsMsFloatFamily(b));
+  if ((IsFloatFamily(a) && IsFloatFamily(b)) ||
+      (IsMsFloatFamily(a) && IsMsFloatFamily(b))) {
+    return true;
+  }
+  // Across frameworks only (one name PyTorch's, the other MindSpore's).
+  if (a.starts_with("torch.") == b.starts_with("torch.")) return false;
+  std::string_view kind = CrossFrameworkKind(a);
+  return !kind.empty() && kind == CrossFrameworkKind(b);
 }
 
 std::string FuzzyName(const std::string& row_name) {

@@ -209,10 +209,14 @@ double RoundingFloor(const std::string& a, const std::string& b) {
 
 namespace {
 
+// |a - b| / |b|; 0 for equal values (infinities and NaNs included), and
+// infinite where one side is infinite or NaN and the other is not (-inf
+// against -1e4 as masked_fill's value: a changed argument).
 double RelDiff(double a, double b) {
+  if (a == b || (std::isnan(a) && std::isnan(b))) return 0;
   double d = std::fabs(a - b);
-  if (d == 0) return 0;
   double s = std::fabs(b);
+  if (!std::isfinite(d) || !std::isfinite(s)) return INFINITY;
   return s > 0 ? d / s : INFINITY;
 }
 
@@ -261,9 +265,13 @@ RowError EstimateRowError(CompareMode mode, const MsprobeRow& row,
     e.error = INFINITY;
   } else if (mode == CompareMode::kMd5) {
     e.error = a.md5 == b.md5 ? 0 : INFINITY;
-  } else if (mode == CompareMode::kTensor && facts != nullptr) {
+  } else if (mode == CompareMode::kTensor && facts != nullptr &&
+             !std::isnan(TensorError(*facts))) {
     e.error = TensorError(*facts);
   } else {
+    // Statistics mode, and tensors that tensor mode does not compare
+    // (msprobe's "unsupported": a 0-dimensional one, whose statistics are
+    // its value).
     // A max or a min is one element, which two kernels can round a whole
     // ulp apart (up to 4 u where it crosses a power of two).
     e.error = StatsError(a, b, 0);

@@ -336,12 +336,17 @@ std::string CurveVerdict(const CurveComparison& c) {
       r.diff.begin(), r.diff.end(), step,
       [](const CurvePoint& p, int64_t s) { return p.step < s; });
   double d = it != r.diff.end() ? it->value : NAN;
+  // The counts of the curve named (a run that stopped early shares fewer
+  // steps with the reference, and is named after).
   std::string line =
       "FAIL: " + m + " diverges at step " + std::to_string(step) + " in " +
       r.source + ": " + DivergenceReason(d, c.options) + " (" +
-      std::to_string(c.divergent_steps) + " divergent steps, max abs diff " +
-      Num(c.max_abs_diff) + over + ")";
-  if (c.nonfinite_mismatches == 0) {
+      std::to_string(r.divergent_steps) + " divergent steps, max abs diff " +
+      Num(r.max_abs_diff) + " over " + std::to_string(r.common_steps) +
+      " common steps)";
+  if (!c.early_stop.empty()) {
+    line += "; and " + c.early_stop;
+  } else if (c.nonfinite_mismatches == 0) {
     line += ". Note: --tol-abs " + curve_text::NumUp(c.max_abs_diff) +
             " would pass";
   }

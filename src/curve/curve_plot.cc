@@ -177,9 +177,41 @@ void AppendDivergence(const Frame& main, const Frame& diff,
                       "\" stroke-width=\"1.5\" stroke-dasharray=\"6,4\"";
   AppendLine(x, main.top, x, main.top + main.height, style.c_str(), out);
   AppendLine(x, diff.top, x, diff.top + diff.height, style.c_str(), out);
+  // Above the frame at its right end: inside it, the label ran into the
+  // legend (top right) whenever the divergence was late.
   AppendText(
-      x + 4, main.top + 14, "start",
+      main.left + main.width, main.top - 8, "end",
       "first divergence: step " + std::to_string(*c.first_divergent_step), out);
+}
+
+// A run that stops before the longest one (a crash): a ring at its last
+// point, in its colour, and "stops at step N" beside it. A run that agrees
+// with the reference lies under the reference's line and would not show
+// that it stopped.
+void AppendStops(const Frame& main, const CurveComparison& c,
+                 std::string* out) {
+  if (c.options.until) return;
+  int64_t last = INT64_MIN;
+  for (const auto& in : c.inputs) {
+    if (!in.curve.empty()) last = std::max(last, in.curve.back().step);
+  }
+  for (size_t k = 0; k < c.inputs.size(); ++k) {
+    const auto& in = c.inputs[k];
+    if (in.curve.empty() || in.curve.back().step >= last) continue;
+    const CurvePoint& p = in.curve.back();
+    if (!std::isfinite(p.value) || (c.options.log_y && !(p.value > 0)))
+      continue;
+    double x = main.X(static_cast<double>(p.step));
+    double y = main.Y(c.options.log_y ? std::log10(p.value) : p.value);
+    Appendf(out, "<circle class=\"stop\" cx=\"%.1f\" cy=\"%.1f\" r=\"5\" ", x,
+            y);
+    *out += std::string("fill=\"none\" stroke=\"") + Color(k) +
+            "\" stroke-width=\"2\"/>\n";
+    Appendf(out, "<text x=\"%.1f\" y=\"%.1f\" ", x - 8, y - 10);
+    *out += std::string("text-anchor=\"end\" fill=\"") + Color(k) + "\">" +
+            XmlEscape(in.source + " stops at step " + std::to_string(p.step)) +
+            "</text>\n";
+  }
 }
 
 // The two panels' frames, with ranges from the data.
@@ -305,6 +337,7 @@ std::string RenderCurveSvg(const CurveComparison& c,
              "step", &out);
   AppendCurves(main, diff, c, &out);
   AppendDivergence(main, diff, c, &out);
+  AppendStops(main, c, &out);
   AppendLegend(main, c, &out);
   out += "</svg>\n";
   return out;

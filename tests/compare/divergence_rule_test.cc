@@ -393,9 +393,19 @@ TEST(DivergenceRuleTest, OutputDtypeChangeWithSameInputDtypesIsNamed) {
   EXPECT_EQ(f.row, "Functional.linear.0.forward.output.0");
   EXPECT_NE(f.detail.find("bfloat16 vs torch.float32"), std::string::npos)
       << f.detail;
-  // With an input's dtype changed too, the change came in with it.
+  // With an input's dtype changed too, the change came in with it: in runs
+  // identical so far, that input (no dumped op made it) is the answer.
   r[0].messages.push_back("dtype torch.bfloat16 vs torch.float32");
-  EXPECT_EQ(FindFirstDivergence(r, {}).entry, "Functional.softmax.0.forward");
+  f = FindFirstDivergence(r, {});
+  EXPECT_EQ(f.entry, "Functional.linear.0.forward");
+  EXPECT_EQ(f.row, "Functional.linear.0.forward.input.0");
+  // After noise elsewhere, it is not (an earlier op may have cast it).
+  Stream n;
+  n.Tensor("Functional.relu.0.forward", "input.0", 0, kW)
+      .Tensor("Functional.relu.0.forward", "output.0", 1e-7, kW);
+  for (const CompareRow& row : r) n.rows().push_back(row);
+  EXPECT_EQ(FindFirstDivergence(n.rows(), {}).entry,
+            "Functional.softmax.0.forward");
 }
 
 // msprobe's cross_dtype_mapping: MindSpore's names against PyTorch's.
@@ -575,6 +585,116 @@ TEST(DivergenceRuleTest, QuotientsAreNamedOnlyWithEqualInputs) {
   f = FindFirstDivergence(m.rows(), {});
   EXPECT_FALSE(f.drift);
   EXPECT_EQ(f.entry, "Tensor.mul_.0.forward");
+}
+
+TEST(DivergenceRuleTest, SumsOverDimensionsAreNamedOnlyWithEqualInputs) {
+  // An RMSNorm's `x.pow(2).mean(-1)` in bfloat16 runs after one noisy
+  // step: relative to the row means' scale, the squares' noise (its norm
+  // 5e-6 of the squares', whose largest is many times their mean) is 10x
+  // larger, and the statistics cannot show that it is the same noise.
+  Stream s;
+  s.Tensor("Torch.add.0.forward", "input.0", 0, kW)
+      .Tensor("Torch.add.0.forward", "output.0", 1e-9, kW)
+      .Tensor("Torch.mean.0.forward", "input.0", 5e-6, kX)
+      .Tensor("Torch.mean.0.forward", "output.0", 5e-5, kY);
+  FirstDivergence f = FindFirstDivergence(s.rows(), {});
+  EXPECT_TRUE(f.drift) << f.entry;
+  // With equal inputs, a changed sum is the sum's own.
+  s.SetError(2, 0);
+  f = FindFirstDivergence(s.rows(), {});
+  EXPECT_FALSE(f.drift);
+  EXPECT_EQ(f.entry, "Torch.mean.0.forward");
+  EXPECT_EQ(f.reason, DivergenceReason::kPrecision);
+}
+
+TEST(DivergenceRuleTest, CallsGivingOnlyAgreeingValuesAreWalkedPast) {
+  // `500000.0 ** x` (a rotary base changed): ATen asks result_type first,
+  // whose argument differs and whose output (a dtype) does not; the pow
+  // that computes with the base is the answer.
+  Stream s;
+  s.Number("Torch.result_type.0.forward", "input.0", 500000, 10000)
+      .Tensor("Torch.result_type.0.forward", "input.1", 0, kX)
+      .Number("Torch.result_type.0.forward", "output.0", 6, 6)
+      .Number("Torch.pow.0.forward", "input.0", 500000, 10000)
+      .Tensor("Torch.pow.0.forward", "input.1", 0, kX)
+      .Tensor("Torch.pow.0.forward", "output.0", 0.5, kY);
+  FirstDivergence f = FindFirstDivergence(s.rows(), {});
+  ASSERT_TRUE(f.found);
+  EXPECT_EQ(f.entry, "Torch.pow.0.forward");
+  EXPECT_EQ(f.reason, DivergenceReason::kArgument);
+  // The base made a tensor first (torch 1.13's `__rpow__`): the first
+  // call that takes it is named, with its value on each side.
+  Stream u;
+  u.Number("Torch.result_type.0.forward", "input.0", 500000, 10000)
+      .Number("Torch.result_type.0.forward", "output.0", 6, 6)
+      .Tensor("Tensor.to.0.forward", "input.0", 49, {1e4, 1e4, 1e4, 1e4},
+              std::array<double, 4>{5e5, 5e5, 5e5, 5e5});
+  f = FindFirstDivergence(u.rows(), {});
+  EXPECT_EQ(f.entry, "Tensor.to.0.forward");
+  EXPECT_EQ(f.reason, DivergenceReason::kInput);
+  EXPECT_NE(f.detail.find("input 0 (5e+05 vs 1e+04) differs"),
+            std::string::npos)
+      << f.detail;
+  // A plain value that differs is the call's own answer (Tensor.item).
+  Stream t;
+  t.Number("Torch.result_type.0.forward", "input.0", 500000, 10000)
+      .Number("Torch.result_type.0.forward", "output.0", 7, 6)
+      .Number("Torch.pow.0.forward", "input.0", 500000, 10000);
+  f = FindFirstDivergence(t.rows(), {});
+  EXPECT_EQ(f.entry, "Torch.result_type.0.forward");
+}
+
+TEST(DivergenceRuleTest, InputDifferingInDtypeAloneBeforeAnyDivergence) {
+  // msprobe's dump of a rotary embedding whose `arange` (not dumped) is
+  // float64 in the target: the first dumped call, `arange / d`, takes the
+  // same numbers in another dtype.
+  Stream s;
+  s.Tensor("Tensor.__truediv__.0.forward", "input.0", 0, kX)
+      .Number("Tensor.__truediv__.0.forward", "input.1", 8, 8)
+      .Tensor("Tensor.__truediv__.0.forward", "output.0", 0, kW);
+  s.rows()[0].messages.push_back("dtype torch.float64 vs torch.float32");
+  s.rows()[0].verdict = Verdict::kWarning;
+  FirstDivergence f = FindFirstDivergence(s.rows(), {});
+  ASSERT_TRUE(f.found);
+  EXPECT_FALSE(f.drift);
+  EXPECT_EQ(f.entry, "Tensor.__truediv__.0.forward");
+  EXPECT_EQ(f.reason, DivergenceReason::kDtype);
+  EXPECT_NE(f.detail.find("differs in dtype torch.float64 vs torch.float32"),
+            std::string::npos)
+      << f.detail;
+  // Made by a dumped op (a cast the dump shows): that op is the answer,
+  // not the input.
+  Stream t;
+  t.Tensor("Tensor.double.0.forward", "input.0", 0, kX)
+      .Tensor("Tensor.double.0.forward", "output.0", 0, kX)
+      .Tensor("Tensor.__truediv__.0.forward", "input.0", 0, kX);
+  t.rows()[1].messages.push_back("dtype torch.float64 vs torch.float32");
+  t.rows()[2].messages.push_back("dtype torch.float64 vs torch.float32");
+  f = FindFirstDivergence(t.rows(), {});
+  EXPECT_EQ(f.entry, "Tensor.double.0.forward");
+}
+
+TEST(DivergenceRuleTest, ArgumentNamesOfTheAtenSchemaWhereTheyDiffer) {
+  // lockstep's probe records cross_entropy_loss's and softmax's ATen
+  // arguments by position: label_smoothing is 5, softmax's dtype 2.
+  auto named = [](const std::string& entry, const std::string& io) {
+    Stream s;
+    s.Tensor(entry, "input.0", 0, kX).Number(entry, io, 0.1, 0);
+    return FindFirstDivergence(s.rows(), {}).detail;
+  };
+  EXPECT_EQ(named("Functional.cross_entropy.0.forward", "input.5")
+                .rfind("argument `label_smoothing`: ", 0),
+            0u);
+  EXPECT_EQ(named("Functional.softmax.0.forward", "input.2")
+                .rfind("argument `dtype`: ", 0),
+            0u);
+  EXPECT_EQ(named("Tensor.masked_fill.0.forward", "input.2")
+                .rfind("argument `value`: ", 0),
+            0u);
+  // msprobe records a keyword argument by its name.
+  EXPECT_EQ(named("Functional.cross_entropy.0.forward", "input.label_smoothing")
+                .rfind("argument `label_smoothing`: ", 0),
+            0u);
 }
 
 }  // namespace

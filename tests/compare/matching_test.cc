@@ -50,6 +50,22 @@ TEST(MatchingTest, DtypeGate) {
   EXPECT_EQ(MatchRows(t, b, {}), (std::vector<int>{0, -1, 2}));
 }
 
+// msprobe 26's groups (float64 among the floats) and its
+// cross_dtype_mapping between a MindSpore and a PyTorch dump.
+TEST(MatchingTest, DtypeGateAsMsprobe26) {
+  EXPECT_TRUE(DTypesComparable("torch.float64", "torch.float32"));
+  EXPECT_TRUE(DTypesComparable("Float64", "BFloat16"));
+  EXPECT_FALSE(DTypesComparable("torch.int64", "torch.int32"));
+  EXPECT_FALSE(DTypesComparable("torch.float32", "torch.int64"));
+  EXPECT_TRUE(DTypesComparable("BFloat16", "torch.bfloat16"));
+  EXPECT_TRUE(DTypesComparable("Float32", "torch.float16"));
+  EXPECT_TRUE(DTypesComparable("Int32", "torch.int64"));
+  EXPECT_TRUE(DTypesComparable("torch.bool", "Bool"));
+  EXPECT_FALSE(DTypesComparable("Float32", "torch.int64"));
+  EXPECT_FALSE(DTypesComparable("Int32", "Int64"));  // one framework
+  EXPECT_FALSE(DTypesComparable("String", "torch.float32"));
+}
+
 // Twin row lists (the same names in the same order, the usual case) are
 // paired row by row without hashing: the pairs must be those the merge by
 // key gives. The merge runs when the baseline has one more row at its end,

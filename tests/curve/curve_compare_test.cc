@@ -227,6 +227,31 @@ TEST(CompareCurves, ThreeInputsEarliestDivergenceWins) {
             std::string::npos);
 }
 
+// base, a target that diverges, and a run that crashed early but agreed
+// while it ran: the verdict counts the diverging run's own common steps,
+// and says that the other stopped.
+TEST(CompareCurves, VerdictCountsTheNamedRunAndSaysWhichStopped) {
+  std::vector<CurvePoint> base, target, crashed;
+  for (int s = 0; s < 200; ++s) {
+    double v = 3.0 - 0.01 * s;
+    base.push_back({s, v});
+    target.push_back({s, s < 100 ? v : v + 0.5});
+    if (s <= 150) crashed.push_back({s, v});
+  }
+  auto c = CompareCurves({MakeLog("base", base), MakeLog("target", target),
+                          MakeLog("crashed", crashed)},
+                         {});
+  ASSERT_TRUE(c.ok());
+  std::string v = CurveVerdict(*c);
+  EXPECT_EQ(v.rfind("FAIL: loss diverges at step 100 in target", 0), 0u) << v;
+  EXPECT_NE(v.find("(100 divergent steps, max abs diff 0.5 over 200 common "
+                   "steps); and crashed stops at step 150, base goes on to "
+                   "step 199"),
+            std::string::npos)
+      << v;
+  EXPECT_EQ(v.find("would pass"), std::string::npos) << v;  // it would not
+}
+
 TEST(CompareCurves, VerdictNamesTolerancesAndSmallestPassing) {
   auto a = MakeLog("a", {{1, 10.0}, {2, 10.0}, {3, 10.0}});
   auto b = MakeLog("b", {{1, 10.0}, {2, 10.5}, {3, 12.0}});

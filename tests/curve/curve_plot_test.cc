@@ -112,6 +112,35 @@ TEST(CurvePlot, SvgIsBalancedAndEscaped) {
   EXPECT_EQ(svg.find("nan"), std::string::npos);
 }
 
+// A run that stops early is marked where it stops; the divergence label
+// sits above the frame, clear of the legend in its top right corner.
+TEST(CurvePlot, AStoppedRunIsMarkedAndTheDivergenceLabelIsAboveTheFrame) {
+  std::vector<CurvePoint> crashed = Wave(300, 0);
+  crashed.resize(150);
+  auto c = CompareCurves(
+      {MakeLog("ref", Wave(300, 0)), MakeLog("shifted", Wave(300, 0.5)),
+       MakeLog("crashed", crashed)},
+      {});
+  ASSERT_TRUE(c.ok());
+  std::string svg = RenderCurveSvg(*c);
+  EXPECT_EQ(CheckBalanced(svg), "");
+  EXPECT_EQ(Count(svg, "class=\"stop\""), 1u);
+  EXPECT_NE(svg.find(">crashed stops at step 149</text>"), std::string::npos);
+  size_t label = svg.find(">first divergence: step");
+  ASSERT_NE(label, std::string::npos);
+  size_t at = svg.rfind("<text x=\"", label);
+  double x = 0, y = 0;
+  ASSERT_EQ(std::sscanf(svg.c_str() + at, "<text x=\"%lf\" y=\"%lf\"", &x, &y),
+            2);
+  EXPECT_LT(y, 36.0);  // kTop: above the main frame
+  EXPECT_NE(svg.find("text-anchor=\"end\">first divergence"),
+            std::string::npos);
+  // Runs of one length: no marker.
+  auto same = CompareCurves(
+      {MakeLog("a", Wave(300, 0)), MakeLog("b", Wave(300, 0.5))}, {});
+  EXPECT_EQ(RenderCurveSvg(*same).find("class=\"stop\""), std::string::npos);
+}
+
 TEST(CurvePlot, HtmlIsBalancedAndHasTableAndVerdict) {
   auto a = MakeLog("a<script>", Wave(100, 0));
   auto c = CompareCurves({a, a, a}, {});

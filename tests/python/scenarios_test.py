@@ -1,5 +1,6 @@
 """The divergence scenario suite: pairs of runs with one known change each
-(a Python transformer through the Python probe, LeNet-5 through the C++
+(two Python transformers, GPT-like and LLaMA-style, through the Python
+probe, LeNet-5 through the C++
 probe), dumped in statistics and tensor mode; `lockstep compare TARGET
 BASELINE` with no flags must name the changed operator, and the controls
 must pass. Run by ctest as
@@ -67,6 +68,40 @@ GPT = {
         {"dtype": "bf16"}, {"dtype": "bf16", "mm_kernel": "fp32_sum", "ln_kernel": "eps_1e-2"},
         {"Functional.layer_norm.0.forward"}),
 }
+
+# The LLaMA-style model (tiny_llama.py) under the same rules; its knobs
+# are added to each side's.
+L = {"arch": "llama"}
+LLAMA = {
+    "llama control": ({}, {}, None),
+    "llama rmsnorm eps": ({}, {"rms_eps": 1e-5}, {"Torch.add.0.forward", "Tensor.__add__.0.forward"}),
+    # `base ** x`: msprobe names it; torch 1.13's ATen makes the base a
+    # tensor first (Tensor.to.0 takes it, its value on each side).
+    "llama rotary base": ({}, {"rope_base": 500000.0},
+                          {"Torch.pow.0.forward", "Tensor.__rpow__.0.forward", "Tensor.to.0.forward"}),
+    "llama activation gelu for silu": ({}, {"act": "gelu"},
+                                       {"Functional.silu.0.forward", "Functional.gelu.0.forward"}),
+    "llama changed parameter element": ({}, {"nudge_block1_fc": 1.001}, {"Functional.linear.11.forward"}),
+    "llama changed initialisation": ({}, {"init_scale_block1_fc": 1.5}, {"Functional.linear.11.forward"}),
+    "llama autocast over block 1": ({}, {"autocast_block1": True}, {"Functional.linear.7.forward"}),
+    # A dtype-only difference: the frequencies' arange in float64.
+    "llama rotary in float64": ({}, {"rope_dtype": "fp64"},
+                                {"Torch.arange.0.forward", "Tensor.__truediv__.0.forward"}),
+    # AdamW's decoupled weight decay, `param.mul_(1 - lr * wd)`, is the
+    # first call of the optimizer whose argument differs.
+    "llama weight decay": ({}, {"weight_decay": 0.1}, {"Tensor.mul_.0.forward"}),
+    # clip_grad_norm_'s first call (the gradients' norms), in the target only.
+    "llama gradient clipping": ({}, {"clip_grad": 0.01},
+                                {"Torch.norm.0.forward", "Torch._foreach_norm.0.forward",
+                                 "Aten._foreach_norm.0.forward"}),
+    # The causal mask filled with finfo.min for -inf: the softmax after it
+    # gives the same numbers, masked_fill's value argument is the change.
+    "llama mask fill value": ({}, {"mask_value": "min"}, {"Tensor.masked_fill.0.forward"}),
+    "llama bf16 noisy kernels (control)": ({"dtype": "bf16"}, {"dtype": "bf16", "mm_kernel": "fp32_sum"},
+                                           "no culprit"),
+}
+GPT.update({name: (dict(L, **b), dict(L, **t), want) for name, (b, t, want) in LLAMA.items()})
+
 
 class ForwardOfStep0:
     """A layer's forward entry in step 0 (lenet --dtype fp16 rounds every
@@ -152,7 +187,10 @@ def judge(rc, first, want):
         return rc == 0 or (rc == 1 and first.get("drift") is True)
     if rc != 1:
         return False
-    return first in want if isinstance(want, ForwardOfStep0) else first.get("entry") in want
+    if isinstance(want, ForwardOfStep0):
+        return first in want
+    # Named: "the runs drift apart, from X on" names no operator.
+    return first.get("entry") in want and not first.get("drift")
 
 
 def msprobe_cases(tmp):

@@ -15,6 +15,8 @@ import time
 import torch
 import torch.nn.functional as F
 
+from tiny_llama import TinyLlama
+
 
 @dataclasses.dataclass
 class Knobs:
@@ -50,6 +52,18 @@ class Knobs:
     mm_kernel: str = "native"   # "fp32_sum": mm/bmm/addmm summed in another
     #                             order in fp32, rounded to the dtype once
     ln_kernel: str = "native"   # "eps_1e-2": layer norm ignores its eps
+    # The optimizer (train): AdamW's weight decay; clip_grad > 0 clips the
+    # gradients' norm to it before each step.
+    weight_decay: float = 0.01
+    clip_grad: float = 0.0
+    # arch "llama": tiny_llama.TinyLlama, with these knobs of its own (and
+    # init_scale_block1_fc, nudge_block1_fc, autocast_block1 on its W1).
+    arch: str = "gpt"
+    rms_eps: float = 1e-6
+    rope_base: float = 10000.0
+    rope_dtype: str = "fp32"    # "fp64": the rotary frequencies in float64
+    act: str = "silu"           # "gelu": the MLP's activation swapped
+    mask_value: str = "-inf"    # "min": the causal mask fills finfo.min
 
 
 class TinyGPT(torch.nn.Module):
@@ -267,11 +281,14 @@ def train(k: Knobs, steps, on_step=None, probe=None, lr=1e-3):
     torch.set_num_threads(1)
     torch.manual_seed(0)  # the global generator too (env.json records it)
     use_kernels(k)
-    model = TinyGPT(k)
+    if k.arch == "llama":
+        model = TinyLlama(k)
+    else:
+        model = TinyGPT(k)
     if k.dtype == "bf16":
         model.to(torch.bfloat16)
     model.train()
-    opt = torch.optim.AdamW(model.parameters(), lr=lr)
+    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=k.weight_decay)
     started_here = probe is not None and not getattr(probe, "started", True)
     if started_here:
         probe.start()
@@ -283,6 +300,8 @@ def train(k: Knobs, steps, on_step=None, probe=None, lr=1e-3):
         losses.append(loss.item())
         if on_step is not None:
             on_step(s, model)
+        if k.clip_grad > 0:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), k.clip_grad)
         opt.step()
         if probe is not None:
             probe.step()
