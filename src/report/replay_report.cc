@@ -2,11 +2,14 @@
 
 #include <cmath>
 #include <cstdio>
+#include <string_view>
+#include <utility>
 
 #include "lockstep/core/file.h"
 #include "lockstep/core/markup.h"
 #include "lockstep/numerics/replay_error.h"
 #include "lockstep/report/csv.h"
+#include "report/html_internal.h"
 #include "report/json_util.h"
 
 namespace lockstep {
@@ -145,75 +148,109 @@ std::string ReplaySummaryJson(const ReplayResult& r) {
   return std::string(buf.GetString(), buf.GetSize()) + "\n";
 }
 
+namespace {
+
+// The compare report's style sheet (html_style.cc), plus the replay
+// tables': the same colours, a suspect row tinted and striped as an error.
+constexpr std::string_view kReplayCss = R"CSS(
+.rt-wrap { overflow-x: auto; }
+table.rt { border-collapse: collapse; font-size: 13px; width: 100%; }
+table.rt th { text-align: left; color: var(--muted); font-weight: 600;
+  border-bottom: 1px solid var(--line); padding: 4px 10px; white-space: nowrap; }
+table.rt td { border-bottom: 1px solid var(--line); padding: 3px 10px; vertical-align: top; }
+table.rt td.n { text-align: right; font-variant-numeric: tabular-nums; }
+table.rt tr td:first-child { border-left: 4px solid transparent; }
+table.rt tr.v-error td { background: var(--error-bg); }
+table.rt tr.v-error td:first-child { border-left-color: var(--error); }
+table.rt tr.v-unmatched td { background: var(--unmatched-bg); }
+table.rt tr.v-unmatched td:first-child { border-left-color: var(--unmatched); }
+.fd-detail { margin: 4px 0 0; }
+)CSS";
+
+// The verdict line and its class: suspect (fail), nothing replayed (no
+// verdict, a warning: not a pass), or every result within its bound.
+std::pair<std::string, const char*> ReplayVerdictLine(const ReplayResult& r) {
+  if (r.first_suspect) {
+    const ReplayCheck& c = r.checks[*r.first_suspect];
+    return {"FAIL: first suspect " + c.entry + " " + c.tensor + " (" + c.op +
+                ", " + c.dtype + "); " + std::to_string(r.suspect) +
+                " suspect tensor(s) in all",
+            "o-fail"};
+  }
+  if (r.replayed == 0) {
+    return {"No verdict: no call was replayed (nothing here is checked)",
+            "o-warning"};
+  }
+  return {"PASS: no suspect: every replayed result is within its bound",
+          "o-pass"};
+}
+
+}  // namespace
+
 std::string ReplayHtml(const ReplayResult& r) {
   std::string h =
       "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
       "<meta name=\"viewport\" content=\"width=device-width\">"
-      "<title>lockstep replay</title><style>"
-      "body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#1d232b;"
-      "background:#fff}h1{font-size:20px}h2{font-size:16px;margin-top:28px}"
-      ".card{border:1px solid #d0d7de;border-radius:8px;padding:12px 16px;"
-      "max-width:1100px}.bad{border-color:#cf222e;background:#fff5f5}"
-      ".good{border-color:#1a7f37;background:#f3fbf5}"
-      "table{border-collapse:collapse;font-size:13px}"
-      "td,th{border-bottom:1px solid #e1e4e8;padding:3px 8px;text-align:left;"
-      "vertical-align:top}td.n{text-align:right;font-variant-numeric:"
-      "tabular-nums}tr.suspect td{background:#fff0f0}code{font-size:13px}"
-      "@media (prefers-color-scheme:dark){body{background:#0d1117;color:"
-      "#e6edf3}.bad{background:#2d1517}.good{background:#12261a}"
-      "tr.suspect td{background:#3a1d20}td,th{border-color:#30363d}}"
-      "</style></head><body>\n<h1>lockstep replay</h1>\n<p>Dump: <code>" +
-      EscapeMarkup(r.dump) + "</code></p>\n";
+      "<title>lockstep replay</title><style>";
+  h += internal::kReportCss;
+  h += kReplayCss;
+  h += "</style></head><body>\n<header class=\"top\"><div class=\"brand\">"
+       "lockstep <span>replay report</span></div><dl class=\"runs\"><div>"
+       "<dt>dump</dt><dd>" +
+       EscapeMarkup(r.dump) + "</dd></div></dl></header>\n<main>\n";
+  auto [line, outcome] = ReplayVerdictLine(r);
+  h += std::string("<p id=\"verdict\" class=\"verdict ") + outcome + "\">" +
+       EscapeMarkup(line) + "</p>\n";
   if (r.first_suspect) {
     const ReplayCheck& c = r.checks[*r.first_suspect];
-    h += "<div class=\"card bad\" id=\"first-suspect\"><b>First suspect: "
-         "<code>" +
-         EscapeMarkup(c.entry) + "</code></b> " + EscapeMarkup(c.tensor) +
-         " (" + EscapeMarkup(c.op) + ", " + EscapeMarkup(c.dtype) + ", " +
-         EscapeMarkup(Where(c)) + ")<br>" + EscapeMarkup(c.reason) +
-         "<br>Bound: " + EscapeMarkup(c.bound_rule) +
-         "<br>LibTorch CPU's own error in this dtype: " +
-         EscapeMarkup(Short(c.cpu_ulp)) + " ulp</div>\n";
-  } else {
-    h += "<div class=\"card good\" id=\"first-suspect\"><b>No suspect</b>: "
-         "every replayed result is within its bound.</div>\n";
+    h += "<section id=\"first-suspect\" class=\"card fd found\"><h2>First "
+         "suspect</h2><p class=\"fd-entry\"><code>" +
+         EscapeMarkup(c.entry) + "</code> " + EscapeMarkup(c.tensor) + " (" +
+         EscapeMarkup(c.op) + ", " + EscapeMarkup(c.dtype) + ", " +
+         EscapeMarkup(Where(c)) + ")</p><p class=\"fd-detail\">" +
+         EscapeMarkup(c.reason) +
+         "</p><p class=\"fd-detail\">Bound: " + EscapeMarkup(c.bound_rule) +
+         "</p><p class=\"fd-detail\">LibTorch CPU's own error in this dtype: " +
+         EscapeMarkup(Short(c.cpu_ulp)) + " ulp</p></section>\n";
   }
   size_t checks = 0;
   for (const ReplayCheck& c : r.checks) checks += Measured(c);
-  h += "<p>" + std::to_string(r.entries) +
-       " entries: " + std::to_string(r.replayed) + " replayed (" +
-       std::to_string(checks) + " tensors checked, " +
+  h += "<section id=\"counts\" class=\"card\"><h2>Entries</h2><p>" +
+       std::to_string(r.entries) + " entries: " + std::to_string(r.replayed) +
+       " replayed (" + std::to_string(checks) + " tensors checked, " +
        std::to_string(r.suspect) + " suspect), " +
        std::to_string(r.not_replayable) + " not replayable, " +
        std::to_string(r.skipped) +
-       " skipped (modules, parameter "
-       "gradients).</p>\n";
+       " skipped (modules, parameter gradients).</p></section>\n";
   auto table = [&](const std::string& title, const std::string& id, auto want) {
     std::string rows;
     for (const ReplayCheck& c : r.checks) {
       if (!want(c)) continue;
       bool m = Measured(c);
-      rows +=
-          std::string("<tr") +
-          (c.verdict == ReplayVerdict::kSuspect ? " class=\"suspect\"" : "") +
-          "><td>" + EscapeMarkup(Where(c)) + "</td><td><code>" +
-          EscapeMarkup(c.entry) + "</code></td><td>" + EscapeMarkup(c.tensor) +
-          "</td><td>" + EscapeMarkup(c.op) + "</td><td>" +
-          EscapeMarkup(c.dtype) + "</td><td>" + EscapeMarkup(c.kind) +
-          "</td><td class=\"n\">" + (m ? Short(c.max_ulp) : "") +
-          "</td><td class=\"n\">" + (m ? Short(c.cpu_ulp) : "") +
-          "</td><td class=\"n\">" + (m ? Short(c.bound) : "") + "</td><td>" +
-          ReplayVerdictName(c.verdict) + "</td><td>" +
-          EscapeMarkup(c.reason.empty() ? c.bound_rule : c.reason) +
-          "</td></tr>\n";
+      const char* cls = c.verdict == ReplayVerdict::kSuspect
+                            ? " class=\"v-error\""
+                        : c.verdict == ReplayVerdict::kNotReplayable
+                            ? " class=\"v-unmatched\""
+                            : "";
+      rows += std::string("<tr") + cls + "><td>" + EscapeMarkup(Where(c)) +
+              "</td><td><code>" + EscapeMarkup(c.entry) + "</code></td><td>" +
+              EscapeMarkup(c.tensor) + "</td><td>" + EscapeMarkup(c.op) +
+              "</td><td>" + EscapeMarkup(c.dtype) + "</td><td>" +
+              EscapeMarkup(c.kind) + "</td><td class=\"n\">" +
+              (m ? Short(c.max_ulp) : "") + "</td><td class=\"n\">" +
+              (m ? Short(c.cpu_ulp) : "") + "</td><td class=\"n\">" +
+              (m ? Short(c.bound) : "") + "</td><td>" +
+              ReplayVerdictName(c.verdict) + "</td><td>" +
+              EscapeMarkup(c.reason.empty() ? c.bound_rule : c.reason) +
+              "</td></tr>\n";
     }
     if (rows.empty()) return;
-    h += "<h2 id=\"" + id + "\">" + title +
-         "</h2>\n<table><thead><tr><th>Where</th><th>Entry</th><th>Tensor"
-         "</th><th>Op</th><th>Dtype</th><th>Kind</th><th>Max ulp</th><th>"
-         "CPU ulp</th><th>Bound</th><th>Verdict</th><th>Reason / bound"
-         "</th></tr></thead><tbody>\n" +
-         rows + "</tbody></table>\n";
+    h += "<section id=\"" + id + "\" class=\"card\"><h2>" + title +
+         "</h2><div class=\"rt-wrap\"><table class=\"rt\"><thead><tr><th>"
+         "Where</th><th>Entry</th><th>Tensor</th><th>Op</th><th>Dtype</th>"
+         "<th>Kind</th><th>Max ulp</th><th>CPU ulp</th><th>Bound</th><th>"
+         "Verdict</th><th>Reason / bound</th></tr></thead><tbody>\n" +
+         rows + "</tbody></table></div></section>\n";
   };
   table("Suspects", "suspects", [](const ReplayCheck& c) {
     return c.verdict == ReplayVerdict::kSuspect;
@@ -223,7 +260,7 @@ std::string ReplayHtml(const ReplayResult& r) {
   });
   table("Every check", "checks",
         [](const ReplayCheck& c) { return Measured(c); });
-  h += "</body></html>\n";
+  h += "</main></body></html>\n";
   return h;
 }
 

@@ -116,7 +116,11 @@ TEST_F(ReplayCliTest, LenetConvInBf16IsTheFirstSuspect) {
   EXPECT_NE(std::string(s["bound_rule"].GetString()).find("sum of 151 terms"),
             std::string::npos);
   std::string html = ReadAll((dir_ / "out" / "report.html").string());
-  EXPECT_NE(html.find("First suspect: <code>Functional.conv2d.1.forward"),
+  EXPECT_NE(html.find("class=\"verdict o-fail\">FAIL: first suspect "
+                      "Functional.conv2d.1.forward output.0"),
+            std::string::npos);
+  EXPECT_NE(html.find("First suspect</h2><p class=\"fd-entry\"><code>"
+                      "Functional.conv2d.1.forward</code>"),
             std::string::npos);
   ExpectEveryEntryAccounted("out");
 }
