@@ -1,5 +1,5 @@
 // Reading and writing msprobe's dump.json: the quick_start fixture (695 KB,
-// 760 entries). Fixtures are found beside the checkout (../shared/fixtures),
+// 760 entries). Fixtures are found in the checkout (tests/fixtures),
 // or at $LOCKSTEP_FIXTURES_DIR. The streamed cases split what a statistics
 // compare spends reading a dump: the parse and each entry's tree alone
 // (entries dropped), then with the entries flattened into compare rows.
@@ -18,12 +18,10 @@ namespace {
 
 std::string QuickStartDump() {
   const char* env = std::getenv("LOCKSTEP_FIXTURES_DIR");
-  std::filesystem::path fixtures = env ? std::filesystem::path(env)
-                                       : std::filesystem::path(__FILE__)
-                                                 .parent_path()
-                                                 .parent_path()
-                                                 .parent_path() /
-                                             "shared" / "fixtures";
+  std::filesystem::path fixtures =
+      env ? std::filesystem::path(env)
+          : std::filesystem::path(__FILE__).parent_path().parent_path() /
+                "tests" / "fixtures";
   return (fixtures / "msprobe/quick_start/step0/proc2016/dump.json").string();
 }
 

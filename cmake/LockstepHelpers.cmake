@@ -69,8 +69,8 @@ function(lockstep_add_tests layer)
     elseif(LOCKSTEP_TESTS_TORCH_ONLY)
       continue()
     endif()
-    # Tests that read shared/fixtures are left out (and said so) where the
-    # fixtures are absent, e.g. in a clone without ../shared beside it.
+    # Tests that read the fixtures are left out (and said so) where
+    # LOCKSTEP_FIXTURES_DIR names no copy of them.
     file(READ ${t} content)
     string(FIND "${content}" "LOCKSTEP_FIXTURES_DIR" uses_fixtures)
     if(uses_fixtures GREATER -1 AND NOT EXISTS "${LOCKSTEP_FIXTURES_DIR}/msprobe")

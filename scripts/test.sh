@@ -26,11 +26,11 @@ if [ "${LOCKSTEP_TORCH2:-1}" = 1 ]; then
   (cd build-torch2 && ctest --output-on-failure -j"$(nproc)" --timeout 900 -L torch "${exclude[@]}") || rc=1
   phase "the tests against torch 2.x"
 fi
-# Test programs that CMake left out (they read ../shared/fixtures, absent
-# here): ctest's count does not include them.
+# Test programs that CMake left out (they read the fixtures, and
+# LOCKSTEP_FIXTURES_DIR named none): ctest's count does not include them.
 for b in build build-torch2; do
   if [ -s $b/tests_left_out.txt ]; then
-    echo "[W] $b: $(wc -l < $b/tests_left_out.txt) test programs not built: no fixtures at ../shared/fixtures (named in $b/tests_left_out.txt)"
+    echo "[W] $b: $(wc -l < $b/tests_left_out.txt) test programs not built: no fixtures (named in $b/tests_left_out.txt)"
   fi
 done
 exit $rc

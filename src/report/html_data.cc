@@ -209,6 +209,14 @@ std::string RenderReportData(const CompareResult& r, const TableFileRef* file) {
   } else {
     w.Null();
   }
+  // Its rank: the table shows the rows of that rank before it as walked
+  // past (their errors explained by their inputs), not as errors.
+  w.Key("first_divergence_rank");
+  if (fd.found && fd.row_index < r.rows.size()) {
+    w.Int64(r.rows[fd.row_index].rank);
+  } else {
+    w.Null();
+  }
   std::vector<size_t> embedded, plotted;
   if (file) {
     embedded = EmbeddedRows(r);

@@ -12,6 +12,7 @@ const VERDICTS = ['pass', 'warning', 'error', 'unmatched'];
 const SEVERITY = [0, 2, 3, 1];  // per verdict code: error > warning > unmatched > pass
 const ROWS = D.row_count;       // rows of the comparison
 const FD_ROW = D.first_divergence_row === null ? -1 : D.first_divergence_row;
+const FD_RANK = D.first_divergence_rank === undefined ? null : D.first_divergence_rank;
 
 // One column: its tokens decoded into n strings. null is the cell to the
 // left, k >= 0 dict[k], -k repeats the previous cell's rule k times, and a

@@ -152,12 +152,26 @@ function cellHtml(k, p) {
   return '<td class="' + cls + sticky + '"' + tip + '>' + esc(s) + '</td>';
 }
 
+// A row of the first divergence's rank before it that does not pass: the
+// first-divergence rule walked past it (its error is what its inputs'
+// explains, or rounding noise), so it is not coloured as a cause.
+function walkedPast(p, i) {
+  const v = VERDICTS[T.verdict[p]];
+  return FD_ROW >= 0 && i < FD_ROW && (v === 'error' || v === 'warning') &&
+         String(T.rank[p]) === String(FD_RANK);
+}
+
 function rowHtml(p, vis) {
   const i = rowOf(p);
-  let cls = 'v-' + VERDICTS[T.verdict[p]];
+  let cls = 'v-' + VERDICTS[T.verdict[p]], tip = '';
   if (i === FD_ROW) cls += ' fd';
+  if (walkedPast(p, i)) {
+    cls += ' pre-fd';
+    tip = ' title="Before the first divergence: its error is what its inputs\u2019 error ' +
+          'explains (or rounding noise); the first-divergence rule walked past it"';
+  }
   if (i === state.selected) cls += ' selected';
-  let h = '<tr class="' + cls + '" data-i="' + i + '">';
+  let h = '<tr class="' + cls + '" data-i="' + i + '"' + tip + '>';
   for (const k of vis) h += cellHtml(k, p);
   return h + '</tr>';
 }

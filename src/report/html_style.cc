@@ -164,6 +164,8 @@ table.mini tr.missing td:nth-child(2) { color: var(--error); }
 #table tr.v-warning td:first-child { border-left-color: var(--warning); }
 #table tr.v-unmatched td:first-child { border-left-color: var(--unmatched); }
 #table tr.fd td.name { font-weight: 700; }
+#table tr.pre-fd { background: var(--pass-bg); }
+#table tr.pre-fd td:first-child { border-left-style: dashed; }
 #table tr.selected td { box-shadow: inset 0 2px 0 var(--accent), inset 0 -2px 0 var(--accent); }
 #table tr.flash td { animation: flash 1.6s ease-out; }
 @keyframes flash { 0%, 40% { background: #ffe58a; } 100% { background: inherit; } }

@@ -36,7 +36,7 @@ struct ToyRow {
   double max_abs, max_rel, euc;
 };
 
-// shared/fixtures/msprobe/toy/out_tensor/*.csv, rows
+// tests/fixtures/msprobe/toy/out_tensor/*.csv, rows
 // Functional.relu.0.forward.{input,output}.0 (NPU = dumpB, bench = dumpA;
 // data written by tests/data/metrics/make_toy_relu.py).
 TEST(MsprobeParityTest, ToyReluRows) {

@@ -1,5 +1,5 @@
 // Reproduces msprobe HEAD's compare results shipped in
-// shared/fixtures/msprobe/toy/out_*: every row, every cell, byte for byte
+// tests/fixtures/msprobe/toy/out_*: every row, every cell, byte for byte
 // (floats included: tensor metrics from the fused kernel, statistics diffs
 // through lockstep's emulation of pandas' float parser). And the other way
 // round: msprobe's compare of a dump lockstep's probe wrote (.pt files,

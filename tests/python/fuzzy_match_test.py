@@ -4,7 +4,7 @@ expected/*.csv).
 
   /usr/bin/python3 tests/python/fuzzy_match_test.py BUILD_DIR [FIXTURES]
 
-FIXTURES (shared/fixtures) adds msprobe's own dumps; without it only the
+FIXTURES (tests/fixtures) adds msprobe's own dumps; without it only the
 transformer pairs run. Exits 1 on the first pair that differs, printing the
 rows that differ.
 """

@@ -6,7 +6,7 @@ BASELINE` with no flags must name the changed operator, and the controls
 must pass. Run by ctest as
 `PYTHON tests/python/scenarios_test.py BUILD_DIR [NAME...]` (PYTHON: the one
 whose torch the probe library in BUILD_DIR is built for)
-(with LOCKSTEP_FIXTURES=shared/fixtures for msprobe's dumps, which are then
+(with LOCKSTEP_FIXTURES=tests/fixtures for msprobe's dumps, which are then
 required); prints one line per case and the hit rate.
 """
 import json
@@ -119,13 +119,13 @@ LENET_CASES = {
     "lenet conv2 in bfloat16": ([], ["--fault", "conv2-bf16"], {"Functional.conv2d.1.forward"}),
     "lenet fp16 vs fp32": ([], ["--dtype", "fp16"], ForwardOfStep0()),
 }
-# msprobe's own dumps (../shared/fixtures/msprobe/toy, written by msprobe
+# msprobe's own dumps (tests/fixtures/msprobe/toy, written by msprobe
 # with torch 1.13): target, baseline, acceptable. dumpB's linear output was
 # rounded through fp16 outside any dumped API (relu's input is the first
 # dumped tensor that shows it); tensC multiplies in a tensor holding NaN and
 # inf (Tensor.__mul__, absent from dumpA).
 FIXTURES = os.environ.get("LOCKSTEP_FIXTURES",
-                          os.path.join(HERE, "..", "..", "..", "shared", "fixtures"))
+                          os.path.join(HERE, "..", "fixtures"))
 TOY = os.path.join(FIXTURES, "msprobe", "toy")
 MSPROBE_CASES = {
     "msprobe tensor fp16 rounding": ("dumpB", "dumpA", {"Functional.relu.0.forward"}),

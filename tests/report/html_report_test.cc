@@ -162,6 +162,8 @@ TEST(HtmlReportTest, DataHoldsEveryRow) {
             "inf");
   EXPECT_EQ(doc["first_divergence_row"].GetUint64(),
             r.first_divergence.row_index);
+  EXPECT_EQ(doc["first_divergence_rank"].GetInt64(),
+            r.rows[r.first_divergence.row_index].rank);
   rapidjson::Document summary;
   summary.Parse(RenderSummaryJson(r).c_str());
   EXPECT_TRUE(doc["summary"] == summary);  // one description of the comparison

@@ -1,5 +1,5 @@
 // A CompareResult rebuilt from an msprobe compare CSV (fixtures under
-// shared/fixtures/msprobe): verdicts from the Result column (unmatched where
+// tests/fixtures/msprobe): verdicts from the Result column (unmatched where
 // Bench Name is N/A), metrics from the Cosine / MaxAbsErr / MaxRelativeErr
 // cells, and the first error output row as the first divergence. Enough to
 // render real-world reports in tests; not lockstep's own comparison.

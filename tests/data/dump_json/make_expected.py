@@ -4,7 +4,7 @@ and dump_writer_test.cc.
 
 Run with Debian's /usr/bin/python3 from this directory:
     /usr/bin/python3 make_expected.py [FIXTURES_DIR]
-FIXTURES_DIR defaults to ../../../../shared/fixtures (the checkout's sibling).
+FIXTURES_DIR defaults to ../../fixtures (tests/fixtures).
 
 - <case>.indent1.json: json.dump(json.load(f), out, indent=1) for the fixture
   dump.json files that msprobe did not write with indent=1 (msprobe's own
@@ -65,7 +65,7 @@ def tricky():
 
 def main():
     fixtures = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
-        HERE, "..", "..", "..", "..", "shared", "fixtures")
+        HERE, "..", "..", "fixtures")
     for case in REINDENT:
         with open(os.path.join(fixtures, "msprobe", case, "dump.json")) as f:
             obj = json.load(f)

@@ -3,7 +3,7 @@
 # Functional.relu.0.forward.{input,output}.0 for tests/compare/metrics_test.cc, which
 # cannot read .pt files itself. In out_tensor/*.csv the NPU side is dumpB
 # (its max 1.462890625 is the "NPU max" cell) and the bench side is dumpA.
-# Usage: /usr/bin/python3 make_toy_relu.py <shared/fixtures/msprobe/toy>
+# Usage: /usr/bin/python3 make_toy_relu.py <tests/fixtures/msprobe/toy>
 import sys, torch
 toy = sys.argv[1]
 for io, short in (("input", "in0"), ("output", "out0")):

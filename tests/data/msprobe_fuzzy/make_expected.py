@@ -4,7 +4,7 @@ and openpyxl:
 
   PYTHONPATH=MSTT/debug/accuracy_tools:STUBS /usr/bin/python3 make_expected.py FIXTURES
 
-FIXTURES is shared/fixtures. Writes expected/<pair>.csv beside this file.
+FIXTURES is tests/fixtures. Writes expected/<pair>.csv beside this file.
 """
 import csv
 import glob

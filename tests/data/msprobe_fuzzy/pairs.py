@@ -10,7 +10,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 def pairs(fixtures):
     """name -> (target dump.json, baseline dump.json); .gz paths allowed.
-    msprobe's own dumps only where `fixtures` (shared/fixtures) has them."""
+    msprobe's own dumps only where `fixtures` (tests/fixtures) has them."""
     gpt = lambda n: os.path.join(HERE, f"gpt_{n}.dump.json.gz")
     toy = lambda d: glob.glob(os.path.join(fixtures, "msprobe", "toy", d,
                                            "out", "step0", "*", "dump.json"))[0]
