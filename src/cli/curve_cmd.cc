@@ -142,7 +142,12 @@ Status Validate(const Args& a, CurveFormat* format) {
   }
   LOCKSTEP_RETURN_IF_ERROR(ValidateCurveOptions(a.opts));
   LOCKSTEP_ASSIGN_OR_RETURN(*format, ParseFormat(a.format));
-  if (!a.json.empty()) LOCKSTEP_RETURN_IF_ERROR(CheckOutputFile(a.json));
+  if (!a.json.empty()) {
+    // `-o DIR --json DIR/curve.json` (docs/curve.md): DIR is made for the
+    // plots anyway, so it is made first, and the JSON's place checked then.
+    if (!a.out_dir.empty()) LOCKSTEP_RETURN_IF_ERROR(CreateDirs(a.out_dir));
+    LOCKSTEP_RETURN_IF_ERROR(CheckOutputFile(a.json));
+  }
   return Status::Ok();
 }
 

@@ -72,6 +72,19 @@ TEST_F(CurveCliTest, JsonPathIsCheckedBeforeReading) {
   EXPECT_EQ(r.out.find("PASS"), std::string::npos) << r.out;
 }
 
+// docs/curve.md's example in a fresh directory: the JSON goes inside -o's
+// directory, which does not exist yet.
+TEST_F(CurveCliTest, JsonInsideTheOutputDirectoryBeforeItExists) {
+  std::string a = Write("a.csv", "step,loss\n1,1.0\n2,0.9\n");
+  std::string out = (dir_ / "fresh" / "curves_out").string();
+  fs::remove_all(dir_ / "fresh");
+  CmdRun r = Exec("curve " + a + " " + a + " -o " + out + " --json " + out +
+                  "/curve.json");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_TRUE(fs::exists(out + "/curve.json"));
+  EXPECT_TRUE(fs::exists(out + "/curve.html"));
+}
+
 TEST_F(CurveCliTest, UnreadableLogExits3) {
   std::string a = Write("a.csv", "step,loss\n1,1.0\n");
   CmdRun r = Exec("curve " + a + " " + (dir_ / "missing.csv").string());
