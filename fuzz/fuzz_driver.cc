@@ -114,6 +114,15 @@ int main(int argc, char** argv) {
       seed = std::strtoull(argv[++i], nullptr, 10);
   }
   std::vector<std::string> corpus = LoadCorpus(corpus_dir);
+  if (!corpus_dir.empty() && corpus.empty()) {
+    // A seed corpus named but missing or empty: the run would start from
+    // nothing and still pass (a misnamed folder did so for pack_index).
+    std::fprintf(stderr,
+                 "[E] --corpus %s: no seed files there (a missing or empty "
+                 "folder)\n",
+                 corpus_dir.c_str());
+    return 2;
+  }
   if (corpus.empty()) corpus.push_back("");
   for (const auto& c : corpus) {
     LLVMFuzzerTestOneInput(reinterpret_cast<const uint8_t*>(c.data()),

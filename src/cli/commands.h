@@ -52,7 +52,7 @@ int RunMpiHelper(int argc, char** argv);
 // found beside it.
 std::string ExecutableDir();
 
-// Exit codes (STYLE.md §8).
+// Exit codes (docs/architecture.md, "Adding a command").
 inline constexpr int kExitPass = 0;
 inline constexpr int kExitDiverged = 1;
 inline constexpr int kExitUsage = 2;

@@ -149,7 +149,11 @@ void WriteModules(const CompareResult& r, JsonWriter* w) {
     return;
   }
   std::vector<int32_t> order = DeepestFirst(nodes);
-  auto [agg, outside] = Aggregate(r, order, -1);
+  // Named references, not a structured binding: lambdas capture these
+  // (clang before 16 refuses to capture a binding).
+  const auto whole = Aggregate(r, order, -1);
+  const auto& agg = whole.first;
+  const auto& outside = whole.second;
   size_t n = nodes.size();
   w->StartObject();
   Column(w, "path", n, [&](size_t i) { JsonString(w, nodes[i].path); });
@@ -173,7 +177,9 @@ void WriteModules(const CompareResult& r, JsonWriter* w) {
   // steps often differ everywhere): the same columns, "step_" in front.
   int step = ModuleTreeStep(r);
   if (step >= 0) {
-    auto [at, out] = Aggregate(r, order, step);
+    const auto of_step = Aggregate(r, order, step);
+    const auto& at = of_step.first;
+    const auto& out = of_step.second;
     w->Key("step");
     w->Int(step);
     Column(w, "step_rows", n, [&](size_t i) { w->Int64(at[i].rows); });

@@ -64,7 +64,8 @@ struct CompareRow {
   double cosine = std::numeric_limits<double>::quiet_NaN();
   double max_abs_err = std::numeric_limits<double>::quiet_NaN();
   double max_rel_err = std::numeric_limits<double>::quiet_NaN();
-  // 1 - cosine, computed stably (see ARCHITECTURE.md numerical notes).
+  // 1 - cosine, computed stably: (‖a-b‖² - (‖a‖-‖b‖)²) / (2‖a‖‖b‖), which
+  // keeps its digits where the cosine itself rounds to 1 (metrics.h).
   double one_minus_cos = std::numeric_limits<double>::quiet_NaN();
   // What the first-divergence rule (verdict.h) reads. `error` estimates the
   // relative error of the target against the baseline (tensor mode:

@@ -1,5 +1,6 @@
 // What reading one untrusted file may cost: a per-file budget of bytes made
-// from it, objects and string bytes (ARCHITECTURE.md, "Untrusted input").
+// from it, objects and string bytes (docs/architecture.md, "Adding a
+// reader").
 //
 // A dump, a checkpoint or a log may come from someone else, and small files
 // can describe large things: memo references that repeat one string, views
