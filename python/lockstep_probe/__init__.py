@@ -52,21 +52,13 @@ _CANDIDATES = (
     os.path.join(_HERE, "..", "..", "build", "lib", _LIB_NAME),  # source tree
 )
 
-# msprobe's config.json keys: those lockstep reads, and those it accepts and
-# ignores (msprobe features lockstep does not have).
+# Probe()'s keyword arguments: config keys it sets, at the top level or in
+# the task's section. Which keys a config may hold is the C++ library's to
+# say (format/probe_config.h, ProbeConfigKeysProblem), for C++ users too.
 _TOP_KEYS = {"task", "dump_path", "level", "step", "rank", "extra_info",
              "tensor_format", "risk_level", "api_names", "msprobe_apis"}
 _SECTION_KEYS = {"scope", "list", "data_mode", "summary_mode",
                  "overflow_nums", "sample_rate"}
-_TASKS = {"statistics", "tensor", "md5", "overflow_check", "shadow"}
-_IGNORED_TOP = {"enable_dataloader", "async_dump", "seed", "is_deterministic",
-                "precision", "framework", "acl_config", "online_run_ut",
-                "nfs_path", "host", "port"}
-_IGNORED_SECTIONS = {"free_benchmark", "run_ut", "grad_probe", "structure",
-                     "exception_dump"}
-_IGNORED_SECTION_KEYS = {"file_format", "check_mode", "bench_path",
-                         "online_run_ut", "nfs_path", "host", "port",
-                         "error_data_path"}
 _KEYWORDS = _TOP_KEYS | _SECTION_KEYS
 
 _started = None  # the Probe started in this process, if any
@@ -161,25 +153,6 @@ def _warn(problem):
 def _did_you_mean(key, known):
     close = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.6)
     return f"; did you mean {close[0]!r}?" if close else ""
-
-
-def _check_keys(config):
-    """Raises ValueError for a key msprobe's config.json does not have."""
-    if not isinstance(config, dict):
-        raise ValueError(f"lockstep: the config must be a dict, not "
-                         f"{type(config).__name__}")
-    known = _TOP_KEYS | _IGNORED_TOP | _TASKS | _IGNORED_SECTIONS
-    for key, value in config.items():
-        if key not in known:
-            raise ValueError(f"lockstep: unknown config key {key!r}"
-                             + _did_you_mean(key, known))
-        if key in _TASKS and isinstance(value, dict):
-            section = _SECTION_KEYS | _IGNORED_SECTION_KEYS
-            for k in value:
-                if k not in section:
-                    raise ValueError(
-                        f"lockstep: unknown key {k!r} in the {key!r} section"
-                        + _did_you_mean(k, section))
 
 
 def _read_config(config):
@@ -377,7 +350,11 @@ class Probe:
         cfg.setdefault("dump_path", "./dump")
         if isinstance(cfg["dump_path"], os.PathLike):
             cfg["dump_path"] = os.fspath(cfg["dump_path"])
-        _check_keys(cfg)
+        # A key that neither lockstep nor msprobe has (a misspelling) is an
+        # error here, before anything starts, with the closest known key.
+        problem = self._ops.config_keys_problem(json.dumps(cfg))
+        if problem:
+            raise ValueError("lockstep: " + problem)
         self._config = cfg
         self._model = model
         self._hooks = []

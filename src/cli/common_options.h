@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "lockstep/core/status.h"
+#include "lockstep/core/words.h"
 
 namespace lockstep::cli {
 
@@ -29,12 +30,6 @@ int ReportError(const Status& s);
 // error prints it with a note and returns 2; returns -1 when parsing worked.
 // An unknown option ("--outptu") gets a "did you mean '--output'?" note.
 int ParseOrExit(CLI::App& app, int argc, char** argv);
-
-// The word of `known` closest to `word` by edit distance (insertions,
-// deletions, substitutions, adjacent swaps), if it is close enough to be
-// what was meant (at most a third of its letters differ); "" otherwise.
-std::string ClosestWord(const std::string& word,
-                        const std::vector<std::string>& known);
 
 // Turns a metric as the user typed it (a log's own column name: "lr",
 // "train/loss") into the name the curve readers store it under

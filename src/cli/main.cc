@@ -122,7 +122,7 @@ int main(int argc, char** argv) {
       return 3;
     }
   }
-  std::string close = lockstep::cli::ClosestWord(cmd, names);
+  std::string close = lockstep::ClosestWord(cmd, names);
   std::fprintf(stderr, "[E] lockstep | unknown command '%s'. Note: %s\n",
                cmd.c_str(),
                close.empty() ? "run 'lockstep --help'"

@@ -2,13 +2,95 @@
 
 #include <algorithm>
 #include <charconv>
+#include <string>
+#include <vector>
 
 #include "lockstep/core/file.h"
+#include "lockstep/core/words.h"
 #include "lockstep/format/json_reader.h"
 #include "lockstep/format/pyvalue.h"
 
 namespace lockstep {
 namespace {
+
+// config.json's keys: those lockstep reads (the Python front end reads
+// api_names and msprobe_apis, and risk_level, which msprobe has too), and
+// those msprobe has and lockstep accepts without using.
+const std::vector<std::string>& TopKeys() {
+  static const auto* keys = new std::vector<std::string>{
+      "task", "dump_path", "level", "step", "rank", "extra_info",
+      "tensor_format", "risk_level", "api_names", "msprobe_apis",
+      // msprobe's, not used here
+      "enable_dataloader", "async_dump", "seed", "is_deterministic",
+      "precision", "framework", "acl_config", "online_run_ut", "nfs_path",
+      "host", "port", "dump_enable", "custom_op_namespaces", "load"};
+  return *keys;
+}
+
+// The task sections (each a dict of SectionKeys): lockstep's tasks, and
+// msprobe's other tasks, accepted and not used.
+const std::vector<std::string>& TaskSections() {
+  static const auto* keys = new std::vector<std::string>{
+      "statistics",     "tensor",         "md5",
+      "overflow_check", "shadow",         "acc_check",
+      "diff_check",     "nan_check",      "structure",
+      "exception_dump", "free_benchmark", "run_ut",
+      "grad_probe"};
+  return *keys;
+}
+
+const std::vector<std::string>& SectionKeys() {
+  static const auto* keys = new std::vector<std::string>{
+      "scope", "list", "data_mode", "summary_mode", "overflow_nums",
+      "sample_rate", "tensor_list",
+      // msprobe's, not used here
+      "file_format", "check_mode", "bench_path", "online_run_ut", "nfs_path",
+      "host", "port", "error_data_path", "diff_nums", "white_list",
+      "black_list", "fuzz_device", "pert_mode", "handler_type", "fuzz_level",
+      "fuzz_stage", "if_preheat", "preheat_step", "max_sample", "grad_level",
+      "param_list", "bounds"};
+  return *keys;
+}
+
+bool Known(const std::vector<std::string>& keys, const std::string& key) {
+  return std::find(keys.begin(), keys.end(), key) != keys.end();
+}
+
+std::string UnknownKey(const std::string& key, const std::string& where,
+                       const std::vector<std::string>& known) {
+  std::string close = ClosestWord(key, known);
+  return "unknown " + where + " '" + key + "'" +
+         (close.empty() ? "" : "; did you mean '" + close + "'?");
+}
+
+// lockstep's own section keys: at the top level, ApplyTopLevel says where
+// they belong.
+bool OwnSectionKey(std::string_view key) {
+  for (std::string_view k : {"scope", "list", "data_mode", "summary_mode",
+                             "overflow_nums", "sample_rate"}) {
+    if (key == k) return true;
+  }
+  return false;
+}
+
+std::string KeysProblem(const PyValue& root) {
+  for (const auto& [key, v] : root.fields()) {
+    if (Known(TaskSections(), key)) {
+      if (v.kind() != PyValue::Kind::kDict) continue;  // the value's error
+      for (const auto& [k, unused] : v.fields()) {
+        if (!Known(SectionKeys(), k)) {
+          return UnknownKey(k, "key in the '" + key + "' section",
+                            SectionKeys());
+        }
+      }
+    } else if (!Known(TopKeys(), key) && !OwnSectionKey(key)) {
+      std::vector<std::string> all = TopKeys();
+      all.insert(all.end(), TaskSections().begin(), TaskSections().end());
+      return UnknownKey(key, "config key", all);
+    }
+  }
+  return "";
+}
 
 Status Bad(std::string_view subject, std::string_view key,
            std::string_view problem) {
@@ -285,6 +367,8 @@ StatusOr<ProbeConfig> ParseProbeConfig(std::string_view json_text,
   if (root.kind() != PyValue::Kind::kDict) {
     return Status::Corruption(subject, "config.json must hold an object");
   }
+  if (std::string problem = KeysProblem(root); !problem.empty())
+    return Status::InvalidArgument(std::string(subject), problem);
   ProbeConfig c;
   for (const auto& [key, v] : root.fields()) {
     Status st = ApplyTopLevel(key, v, &c);
@@ -302,6 +386,14 @@ StatusOr<ProbeConfig> ParseProbeConfig(std::string_view json_text,
   Status st = ValidateProbeConfig(c);
   if (!st.ok()) return st.WithContext(subject);
   return c;
+}
+
+std::string ProbeConfigKeysProblem(std::string_view json_text) {
+  StatusOr<PyValue> root = ParsePyJson(json_text, "config");
+  if (!root.ok()) return root.status().message();
+  if (root->kind() != PyValue::Kind::kDict)
+    return "config.json must hold an object";
+  return KeysProblem(*root);
 }
 
 StatusOr<ProbeConfig> LoadProbeConfig(const std::string& path) {

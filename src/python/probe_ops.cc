@@ -148,6 +148,12 @@ std::vector<std::string> PythonFrames() {
 
 #endif  // LOCKSTEP_HAVE_PYTHON_H
 
+// "" when every key of the config JSON is one lockstep or msprobe has; else
+// the problem (ProbeConfigKeysProblem), for the Python probe to raise.
+std::string ConfigKeysProblem(std::string config) {
+  return lockstep::ProbeConfigKeysProblem(config);
+}
+
 // `rank`: this process's rank (torch.distributed's, from Python), or -1 for
 // $RANK or 0. `write_behind`: ProbeOptions::write_behind.
 std::string Start(std::string config, std::string skip, int64_t rank,
@@ -295,6 +301,7 @@ TORCH_LIBRARY(lockstep, m) {
       "-> str",
       &Start);
   m.def("step() -> str", &Step);
+  m.def("config_keys_problem(str config) -> str", &ConfigKeysProblem);
   m.def("stop() -> str", &Stop);
   m.def("entries() -> int", &Entries);
   m.def("status() -> int[]", &ProbeStatus);

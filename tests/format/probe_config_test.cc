@@ -516,5 +516,36 @@ TEST(ProbeConfigTest, SectionKeysAtTheTopLevelAreRefused) {
   EXPECT_EQ(ok->task, ProbeTask::kMd5);
 }
 
+// A misspelled key is an error naming the closest one (it passed silently:
+// the dump went to the default place). msprobe's keys that lockstep does
+// not use still parse, so one config.json serves both.
+TEST(ProbeConfigTest, UnknownKeysAreRefusedWithTheClosestKnownOne) {
+  auto bad = ParseProbeConfig(R"({"task": "statistics", "dump_pth": "/x"})",
+                              "config.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find(
+                "unknown config key 'dump_pth'; did you mean 'dump_path'?"),
+            std::string::npos)
+      << bad.status().message();
+  bad = ParseProbeConfig(R"({"dump_path": "/x", "statistics": {"scpoe": []}})",
+                         "config.json");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("unknown key in the 'statistics' "
+                                        "section 'scpoe'; did you mean "
+                                        "'scope'?"),
+            std::string::npos)
+      << bad.status().message();
+  EXPECT_EQ(ProbeConfigKeysProblem(R"({"zzz": 1})"),
+            "unknown config key 'zzz'");
+  // msprobe's own keys and tasks lockstep does not use.
+  auto ok = ParseProbeConfig(
+      R"({"task": "statistics", "dump_path": "/x", "async_dump": false,
+          "precision": "high", "free_benchmark": {"fuzz_device": "npu"},
+          "run_ut": {"white_list": []}, "api_names": "python"})",
+      "config.json");
+  EXPECT_TRUE(ok.ok()) << ok.status().message();
+  EXPECT_EQ(ProbeConfigKeysProblem(R"({"task": "tensor", "level": "L1"})"), "");
+}
+
 }  // namespace
 }  // namespace lockstep

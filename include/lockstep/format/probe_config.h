@@ -70,12 +70,22 @@ struct ProbeConfig {
 // ranges), lockstep's tensor_format, and the per-task sub-dict (scope,
 // list, data_mode, summary_mode "md5" -> kMd5, overflow_nums, and the
 // shadow task's sample_rate); task "overflow_check" -> kOverflow, "shadow"
-// -> kShadow. Keys lockstep does not use are ignored.
+// -> kShadow. msprobe's keys that lockstep does not use are ignored; a key
+// neither knows is an error (ProbeConfigKeysProblem).
 // Errors: Corruption for bad JSON, InvalidArgument naming the key for bad
 // values (unknown task/level/data_mode, scope not of 2 names, ...).
 StatusOr<ProbeConfig> ParseProbeConfig(std::string_view json_text,
                                        std::string_view subject);
 StatusOr<ProbeConfig> LoadProbeConfig(const std::string& path);
+
+// The config.json keys, stated once for C++ and Python (the Python probe
+// asks this before it starts): "" when every key of the JSON object
+// `json_text` and of its task sections is one that lockstep reads, that
+// its Python front end reads (api_names, msprobe_apis), or that msprobe
+// has and lockstep ignores (async_dump, free_benchmark, ...); else the
+// problem, naming the key and the closest known one ("unknown config key
+// 'dump_pth'; did you mean 'dump_path'?"). Bad JSON is a problem too.
+std::string ProbeConfigKeysProblem(std::string_view json_text);
 
 // Checks the values that a config built in code may get wrong.
 Status ValidateProbeConfig(const ProbeConfig& c);
