@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "lockstep/compare/fuzzy_match.h"
+#include "lockstep/compare/verdict.h"
 
 namespace lockstep {
 namespace {
@@ -110,14 +111,9 @@ bool IsMsFloatFamily(const std::string& d) {
 // against a PyTorch one ("torch.float32"): the kind, "int", "float", "bool"
 // or "complex", or "" for a name it does not map.
 std::string_view CrossFrameworkKind(std::string_view d) {
-  if (d.starts_with("torch.")) {
-    d.remove_prefix(6);
-  } else if (d.empty() || d[0] < 'A' || d[0] > 'Z') {
+  if (!d.starts_with("torch.") && (d.empty() || d[0] < 'A' || d[0] > 'Z'))
     return {};
-  }
-  std::string n(d);
-  for (char& c : n)
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::string n = NormalizedDtype(d);  // "torch.Int64", "Int64" -> "int64"
   static const auto* kinds =
       new std::unordered_map<std::string, std::string_view>{
           {"int8", "int"},          {"uint8", "int"},

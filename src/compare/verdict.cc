@@ -265,9 +265,11 @@ RowError EstimateRowError(CompareMode mode, const MsprobeRow& row,
     e.error = INFINITY;
   } else if (mode == CompareMode::kMd5) {
     e.error = a.md5 == b.md5 ? 0 : INFINITY;
-  } else if (mode == CompareMode::kTensor && facts != nullptr &&
-             !std::isnan(TensorError(*facts))) {
-    e.error = TensorError(*facts);
+  } else if (double tensor = mode == CompareMode::kTensor && facts != nullptr
+                                 ? TensorError(*facts)
+                                 : std::numeric_limits<double>::quiet_NaN();
+             !std::isnan(tensor)) {
+    e.error = tensor;
   } else {
     // Statistics mode, and tensors that tensor mode does not compare
     // (msprobe's "unsupported": a 0-dimensional one, whose statistics are
