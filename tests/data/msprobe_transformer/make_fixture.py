@@ -131,7 +131,8 @@ def run_variant(variant, dump_path, level, risk_level, blocks, msprobe_python):
     g = torch.Generator().manual_seed(SEED)
     data = torch.randint(0, VOCAB, (BATCH, SEQ + 1), generator=g)
 
-    sys.path.insert(0, msprobe_python)
+    if msprobe_python:
+        sys.path.insert(0, msprobe_python)
     from msprobe.pytorch import PrecisionDebugger
 
     cfg = {"task": "tensor", "dump_path": dump_path, "rank": [], "step": [],
@@ -212,8 +213,9 @@ def same_tree(a, b):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--msprobe", required=True,
-                    help="the python/ folder of an msprobe source checkout")
+    ap.add_argument("--msprobe", default="",
+                    help="the python/ folder of an msprobe source checkout "
+                    "(default: the installed mindstudio-probe)")
     ap.add_argument("--out", default=HERE)
     ap.add_argument("--level", default="L1", choices=["L1", "mix"])
     ap.add_argument("--risk-level", default="ALL",
@@ -224,7 +226,7 @@ def main():
     ap.add_argument("--run", help=argparse.SUPPRESS)  # internal: one variant
     ap.add_argument("--dump", help=argparse.SUPPRESS)
     a = ap.parse_args()
-    msprobe_python = os.path.abspath(a.msprobe)
+    msprobe_python = os.path.abspath(a.msprobe) if a.msprobe else ""
     if a.run:
         run_variant(a.run, a.dump, a.level, a.risk_level, a.blocks,
                     msprobe_python)
@@ -235,7 +237,7 @@ def main():
         shim = make_shims(tmp)
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(
-            [shim, msprobe_python] + [p for p in [env.get("PYTHONPATH")] if p])
+            [p for p in [shim, msprobe_python, env.get("PYTHONPATH")] if p])
         for variant in ("clean", "clean2", "fault"):
             work = os.path.join(tmp, variant)
             os.makedirs(work)
@@ -250,8 +252,8 @@ def main():
             neutralize(work, [
                 (work, "/data/run/" + variant.rstrip("2")),
                 (os.path.abspath(__file__), "/data/run/make_fixture.py"),
-                (msprobe_python, "/opt/msprobe/python"),
-            ])
+            ] + ([(msprobe_python, "/opt/msprobe/python")]
+                 if msprobe_python else []))
         identical = same_tree(os.path.join(tmp, "clean", "dump"),
                               os.path.join(tmp, "clean2", "dump"))
         print("clean2 byte-identical to clean (JSON and .pt):", identical)
