@@ -42,6 +42,7 @@ struct Args {
   std::string target_path, golden_path, data_mapping;  // msprobe's names
   std::vector<int64_t> steps, ranks;
   std::string mode = "auto";
+  std::string fuzzy_rule;  // "" (none given), "msprobe" or "1.2.2"
   bool fuzzy = false, align = false, no_align = false, xlsx = false;
   bool renumber = false;
   int jobs = 0;
@@ -91,12 +92,13 @@ StatusOr<CompareOptions> MakeOptions(const Args& a) {
   CompareOptions o;
   o.steps = a.steps;
   o.ranks = a.ranks;
-  if (!a.data_mapping.empty() && (a.fuzzy || a.align)) {
+  bool fuzzy = a.fuzzy || !a.fuzzy_rule.empty();
+  if (!a.data_mapping.empty() && (fuzzy || a.align)) {
     return Status::InvalidArgument("--data-mapping",
                                    "pairs rows itself: not with --fuzzy-match "
                                    "or --align");
   }
-  if (a.fuzzy && a.align) {
+  if (fuzzy && a.align) {
     return Status::InvalidArgument("--fuzzy-match with --align",
                                    "choose one way of matching rows");
   }
@@ -126,7 +128,9 @@ StatusOr<CompareOptions> MakeOptions(const Args& a) {
   if (a.jobs < 0)
     return Status::InvalidArgument("--jobs", "must be >= 1 (0: all cores)");
   o.jobs = a.jobs == 0 ? HardwareThreads() : a.jobs;
-  o.fuzzy_match = a.fuzzy;
+  o.fuzzy_match = a.fuzzy || !a.fuzzy_rule.empty();
+  o.fuzzy_rule =
+      a.fuzzy_rule == "1.2.2" ? FuzzyRule::kStructures : FuzzyRule::kMsprobe;
   o.align = a.align      ? AlignMode::kOn
             : a.no_align ? AlignMode::kOff
                          : AlignMode::kAuto;
@@ -294,10 +298,11 @@ Status CheckCheckpointOptions(const Args& a) {
         "--mode " + a.mode,
         "checkpoints are compared tensor by tensor. Note: leave --mode out");
   }
-  if (a.fuzzy || a.align || a.no_align || a.renumber ||
+  if (a.fuzzy || !a.fuzzy_rule.empty() || a.align || a.no_align || a.renumber ||
       !a.data_mapping.empty() || !a.steps.empty() || !a.ranks.empty()) {
     return Status::InvalidArgument(
-        "--fuzzy-match/--align/--no-align/--renumber-params-grad/"
+        "--fuzzy-match/--fuzzy-rule/--align/--no-align/"
+        "--renumber-params-grad/"
         "--data-mapping/--step/--rank",
         "dump options; checkpoints are matched by parameter name");
   }
@@ -435,8 +440,14 @@ int Run(int argc, char** argv, ShareGroup* group) {
                  "auto|tensor|statistics|md5 (auto: from the dumps)")
       ->capture_default_str();
   app.add_flag("--fuzzy-match,--fuzzy_match", a.fuzzy,
-               "Pair calls without their call indices when names, shapes "
-               "and dtypes agree, in order (msprobe 1.2.2's -fm)");
+               "Pair rows by name without the call index, in order, as "
+               "msprobe 26's -fm does (shapes are not looked at)");
+  app.add_option("--fuzzy-rule", a.fuzzy_rule,
+                 "msprobe (default with --fuzzy-match: as msprobe 26) or "
+                 "1.2.2 (msprobe 1.2.2's -fm: calls pair only when their "
+                 "shapes and dtypes agree too, so an inserted call of the "
+                 "same API stays unpaired); implies --fuzzy-match")
+      ->check(CLI::IsMember({"msprobe", "1.2.2"}));
   app.add_flag(
       "--align", a.align,
       "Always align the op streams (default: only when they differ, "

@@ -282,6 +282,7 @@ std::vector<int> MatchFor(const std::vector<OpRow>& t,
   }
   MatchOptions mo;
   mo.fuzzy = options.fuzzy_match;
+  mo.fuzzy_rule = options.fuzzy_rule;
   mo.renumber_params_grad = options.renumber_params_grad;
   mo.data_mapping = options.data_mapping.get();
   std::vector<int> match = MatchRows(t, b, mo);

@@ -192,21 +192,45 @@ void PairRows(const std::vector<OpRow>& t, const Entry& te,
 
 }  // namespace
 
-std::string MsprobeRenameApi(const std::string& name,
-                             const std::string& process) {
+namespace {
+
+// Python's name.split(process): the head before the first occurrence with
+// its last two dot-separated fields dropped (rsplit(".", 2)[0]), and the
+// text between the first and a second occurrence. False if none.
+bool SplitAtProcess(const std::string& name, const std::string& process,
+                    std::string* head, std::string* tail) {
   size_t p = name.find(process);
-  if (p == std::string::npos) return name;
-  std::string head = name.substr(0, p);
+  if (p == std::string::npos) return false;
+  *head = name.substr(0, p);
   size_t rest = p + process.size();
   size_t q = name.find(process, rest);
-  std::string tail =
+  *tail =
       name.substr(rest, q == std::string::npos ? std::string::npos : q - rest);
   for (int k = 0; k < 2; ++k) {  // Python's head.rsplit(".", 2)[0]
-    size_t dot = head.rfind('.');
+    size_t dot = head->rfind('.');
     if (dot == std::string::npos) break;
-    head.resize(dot);
+    head->resize(dot);
   }
+  return true;
+}
+
+}  // namespace
+
+std::string MsprobeRenameApi(const std::string& name,
+                             const std::string& process) {
+  std::string head, tail;
+  if (!SplitAtProcess(name, process, &head, &tail)) return name;
   return head + tail;
+}
+
+std::string MsprobeHeadRenameApi(const std::string& name) {
+  const char* process = Contains(name, kForward)    ? kForward
+                        : Contains(name, kBackward) ? kBackward
+                                                    : nullptr;
+  std::string head, tail;
+  if (process == nullptr || !SplitAtProcess(name, process, &head, &tail))
+    return name;
+  return head + "." + process + tail;
 }
 
 bool FuzzyNamesMatch(const std::string& a, const std::string& b) {
@@ -217,8 +241,10 @@ bool FuzzyNamesMatch(const std::string& a, const std::string& b) {
   return a == b;
 }
 
-std::vector<int> FuzzyMatchRows(const std::vector<OpRow>& target,
-                                const std::vector<OpRow>& baseline) {
+namespace {
+
+std::vector<int> StructureMatchRows(const std::vector<OpRow>& target,
+                                    const std::vector<OpRow>& baseline) {
   std::vector<int> match(target.size(), -1);
   Queue tq(target, EntriesOf(target));
   Queue bq(baseline, EntriesOf(baseline));
@@ -245,6 +271,69 @@ std::vector<int> FuzzyMatchRows(const std::vector<OpRow>& target,
     bq.DropThrough(static_cast<size_t>(b));
   }
   return match;
+}
+
+// msprobe 26's process_fuzzy_match and match_op, then its dtype condition.
+std::vector<int> MsprobeMatchRows(const std::vector<OpRow>& target,
+                                  const std::vector<OpRow>& baseline) {
+  std::vector<int> match(target.size(), -1);
+  // The two dumps' renamed names share one numbering.
+  std::unordered_map<std::string, int> ids;
+  auto id = [&](const std::string& name) {
+    return ids
+        .try_emplace(MsprobeHeadRenameApi(name), static_cast<int>(ids.size()))
+        .first->second;
+  };
+  std::vector<int> tkey(target.size()), bkey(baseline.size());
+  for (size_t i = 0; i < target.size(); ++i) tkey[i] = id(target[i].name);
+  for (size_t i = 0; i < baseline.size(); ++i) bkey[i] = id(baseline[i].name);
+  // Per-queue lookups by the shared numbering.
+  std::vector<std::deque<size_t>> tqueued(ids.size()), bqueued(ids.size());
+  size_t tfront = 0, bfront = 0, tback = 0, bback = 0;
+  auto first = [](std::deque<size_t>& q, size_t front) -> long {
+    while (!q.empty() && q.front() < front) q.pop_front();
+    return q.empty() ? -1 : static_cast<long>(q.front());
+  };
+  while (tback < target.size() || bback < baseline.size()) {
+    if (tback < target.size()) {
+      tqueued[static_cast<size_t>(tkey[tback])].push_back(tback);
+      ++tback;
+    }
+    if (bback < baseline.size()) {
+      bqueued[static_cast<size_t>(bkey[bback])].push_back(bback);
+      ++bback;
+    }
+    bool t_empty = tfront == tback, b_empty = bfront == bback;
+    if (t_empty != b_empty) break;  // one dump ran out
+    // The newest target row in the baseline queue (its first such row),
+    // else the newest baseline row in the target queue.
+    long t = static_cast<long>(tback - 1);
+    long b = first(bqueued[static_cast<size_t>(tkey[tback - 1])], bfront);
+    if (b < 0) {
+      b = static_cast<long>(bback - 1);
+      t = first(tqueued[static_cast<size_t>(bkey[bback - 1])], tfront);
+    }
+    if (t < 0) continue;
+    match[static_cast<size_t>(t)] = static_cast<int>(b);
+    tfront = static_cast<size_t>(t) + 1;
+    bfront = static_cast<size_t>(b) + 1;
+  }
+  for (size_t i = 0; i < target.size(); ++i) {
+    int j = match[i];
+    if (j >= 0 && !DTypesComparable(target[i].dtype,
+                                    baseline[static_cast<size_t>(j)].dtype))
+      match[i] = -1;
+  }
+  return match;
+}
+
+}  // namespace
+
+std::vector<int> FuzzyMatchRows(const std::vector<OpRow>& target,
+                                const std::vector<OpRow>& baseline,
+                                FuzzyRule rule) {
+  return rule == FuzzyRule::kStructures ? StructureMatchRows(target, baseline)
+                                        : MsprobeMatchRows(target, baseline);
 }
 
 }  // namespace lockstep

@@ -159,7 +159,8 @@ std::string FuzzyName(const std::string& row_name) {
 std::vector<int> MatchRows(const std::vector<OpRow>& target,
                            const std::vector<OpRow>& baseline,
                            const MatchOptions& options) {
-  if (options.fuzzy) return FuzzyMatchRows(target, baseline);
+  if (options.fuzzy)
+    return FuzzyMatchRows(target, baseline, options.fuzzy_rule);
   std::vector<int> match(target.size(), -1);
   const auto* mapping = options.data_mapping;
   if (mapping != nullptr && mapping->empty()) mapping = nullptr;

@@ -50,6 +50,12 @@ const std::vector<std::string> kSide = {"input.0:[4, 32]", "input.1:[8, 32]",
 const std::vector<std::string> kRelu = {"input.0:[4, 16, 96]",
                                         "output.0:[4, 16, 96]"};
 
+// msprobe 1.2.2's rule (structures checked).
+std::vector<int> Rows122(const std::vector<OpRow>& t,
+                         const std::vector<OpRow>& b) {
+  return FuzzyMatchRows(t, b, FuzzyRule::kStructures);
+}
+
 TEST(FuzzyMatchTest, RenameApiAsMsprobe) {
   EXPECT_EQ(MsprobeRenameApi("Functional.conv2d.3.forward.input.0", "forward"),
             "Functional.conv2d.input.0");
@@ -76,13 +82,21 @@ TEST(FuzzyMatchTest, InsertedCallWithOtherShapesStaysUnmatched) {
                  {"Functional.linear.1.forward", kLinear},
                  {"Functional.relu.0.forward", kRelu},
                  {"Functional.linear.2.forward", kLinear}});
-  std::vector<int> m = FuzzyMatchRows(t, b);
+  std::vector<int> m = Rows122(t, b);
   std::vector<int> want = {-1, -1, -1, -1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
   EXPECT_EQ(m, want);
   // Names alone (same API, other shapes) would have paired it.
   MatchOptions fuzzy;
   fuzzy.fuzzy = true;
+  fuzzy.fuzzy_rule = FuzzyRule::kStructures;
   EXPECT_EQ(MatchRows(t, b, fuzzy), want);
+  // msprobe 26 pairs by name alone: the inserted linear takes the
+  // baseline's first linear, the target's second linear the baseline's
+  // second, and the relu between them is passed over; then the baseline
+  // has run out.
+  fuzzy.fuzzy_rule = FuzzyRule::kMsprobe;
+  EXPECT_EQ(MatchRows(t, b, fuzzy),
+            (std::vector<int>{0, 1, 2, 3, 6, 7, 8, 9, -1, -1, -1, -1, -1, -1}));
 }
 
 TEST(FuzzyMatchTest, FloatDTypesInterchangeableOthersNot) {
@@ -94,7 +108,7 @@ TEST(FuzzyMatchTest, FloatDTypesInterchangeableOthersNot) {
               "output.0:[4, 16, 96]@torch.float16"}},
             {"Functional.relu.1.forward",
              {"input.0:[4, 16, 96]@torch.int64", "output.0:[4, 16, 96]"}}});
-  EXPECT_EQ(FuzzyMatchRows(t, b), (std::vector<int>{0, 1, -1, -1}));
+  EXPECT_EQ(Rows122(t, b), (std::vector<int>{0, 1, -1, -1}));
 }
 
 TEST(FuzzyMatchTest, EntriesWithoutInputsMatchOnlyWhenIdentical) {
@@ -102,8 +116,8 @@ TEST(FuzzyMatchTest, EntriesWithoutInputsMatchOnlyWhenIdentical) {
   auto b = Dump({{"Torch.zeros.0.forward", {"output.0:[4]"}}});
   auto same = Dump({{"Torch.zeros.5.forward", {"output.0:[4]"}}});
   auto half = Dump({{"Torch.zeros.5.forward", {"output.0:[4]@torch.float16"}}});
-  EXPECT_EQ(FuzzyMatchRows(same, b), (std::vector<int>{0}));
-  EXPECT_EQ(FuzzyMatchRows(half, b), (std::vector<int>{-1}));
+  EXPECT_EQ(Rows122(same, b), (std::vector<int>{0}));
+  EXPECT_EQ(Rows122(half, b), (std::vector<int>{-1}));
 }
 
 TEST(FuzzyMatchTest, QueueScanOrder) {
@@ -113,7 +127,7 @@ TEST(FuzzyMatchTest, QueueScanOrder) {
       {{"F.a.0.forward", {"input.0:[1]"}}, {"F.b.0.forward", {"input.0:[1]"}}});
   auto b = Dump(
       {{"F.b.0.forward", {"input.0:[1]"}}, {"F.a.0.forward", {"input.0:[1]"}}});
-  EXPECT_EQ(FuzzyMatchRows(t, b), (std::vector<int>{-1, 0}));
+  EXPECT_EQ(Rows122(t, b), (std::vector<int>{-1, 0}));
   // Baseline entry found in the target queue: target entries before it
   // are unmatched, the baseline's extra entry is skipped.
   auto t2 = Dump({{"F.x.0.forward", {"input.0:[1]"}},
@@ -122,7 +136,7 @@ TEST(FuzzyMatchTest, QueueScanOrder) {
   auto b2 = Dump({{"F.a.0.forward", {"input.0:[1]"}},
                   {"F.y.0.forward", {"input.0:[1]"}},
                   {"F.c.0.forward", {"input.0:[1]"}}});
-  EXPECT_EQ(FuzzyMatchRows(t2, b2), (std::vector<int>{-1, 0, 2}));
+  EXPECT_EQ(Rows122(t2, b2), (std::vector<int>{-1, 0, 2}));
 }
 
 TEST(FuzzyMatchTest, TargetLongerThanBaselineKeepsItsRowsUnmatched) {
@@ -130,9 +144,9 @@ TEST(FuzzyMatchTest, TargetLongerThanBaselineKeepsItsRowsUnmatched) {
   auto t = Dump({{"F.a.0.forward", {"input.0:[1]"}},
                  {"F.a.1.forward", {"input.0:[1]"}},
                  {"F.a.2.forward", {"input.0:[1]"}}});
-  EXPECT_EQ(FuzzyMatchRows(t, b), (std::vector<int>{0, -1, -1}));
-  EXPECT_EQ(FuzzyMatchRows({}, b), (std::vector<int>{}));
-  EXPECT_EQ(FuzzyMatchRows(t, {}), (std::vector<int>{-1, -1, -1}));
+  EXPECT_EQ(Rows122(t, b), (std::vector<int>{0, -1, -1}));
+  EXPECT_EQ(Rows122({}, b), (std::vector<int>{}));
+  EXPECT_EQ(Rows122(t, {}), (std::vector<int>{-1, -1, -1}));
 }
 
 TEST(FuzzyMatchTest, AmbiguousNamesComparedOneByOne) {
@@ -144,7 +158,7 @@ TEST(FuzzyMatchTest, AmbiguousNamesComparedOneByOne) {
                  {"Y.forward_net.1.backward", {"input.0:[2]"}}});
   // The second pair: both hold "forward", renamed with it, and the call
   // index after it differs ("_net.0.backward..." vs "_net.1.backward...").
-  EXPECT_EQ(FuzzyMatchRows(t, b), (std::vector<int>{0, -1}));
+  EXPECT_EQ(Rows122(t, b), (std::vector<int>{0, -1}));
 }
 
 TEST(FuzzyMatchTest, LargeDivergentStreamsStayFast) {
@@ -159,8 +173,108 @@ TEST(FuzzyMatchTest, LargeDivergentStreamsStayFast) {
         {"F.b" + std::to_string(i % 50) + "." + std::to_string(i) + ".forward",
          {"input.0:[1]"}});
   }
-  std::vector<int> m = FuzzyMatchRows(Dump(te), Dump(be));
+  std::vector<int> m = Rows122(Dump(te), Dump(be));
   EXPECT_EQ(std::count(m.begin(), m.end(), -1), 20000);
+}
+
+// ---- msprobe 26 / HEAD: rows by name alone (acc_compare.py
+// process_fuzzy_match, match_op, gen_dtype_condition).
+
+TEST(FuzzyMatchTest, HeadRenameKeepsTheDirection) {
+  EXPECT_EQ(MsprobeHeadRenameApi("Tensor.__mul__.3.forward.input.0"),
+            "Tensor.__mul__.forward.input.0");
+  EXPECT_EQ(MsprobeHeadRenameApi("Functional.relu.0.backward.output.0"),
+            "Functional.relu.backward.output.0");
+  // "forward" first when a name holds both, as msprobe's `in` tests.
+  EXPECT_EQ(MsprobeHeadRenameApi("X.y.2.backward.forward_hook.input.0"),
+            "X.y.2.forward_hook.input.0");
+  EXPECT_EQ(MsprobeHeadRenameApi("Module.fc.Linear.forward.0.input.0"),
+            "Module.fc.forward.0.input.0");
+  EXPECT_EQ(MsprobeHeadRenameApi("Module.fc.Linear.parameters_grad.weight"),
+            "Module.fc.Linear.parameters_grad.weight");
+}
+
+TEST(FuzzyMatchTest, HeadPairsAnInsertedCallOfOtherShapes) {
+  // The baseline has an extra multiply of another shape first: msprobe 26
+  // pairs the target's __mul__.0 with it (shapes are not looked at);
+  // msprobe 1.2.2 with the baseline's __mul__.1.
+  auto t = Dump(
+      {{"Tensor.__mul__.0.forward",
+        {"input.0:[4, 8]", "input.1:[4, 8]", "output.0:[4, 8]"}},
+       {"Functional.relu.0.forward", {"input.0:[4, 8]", "output.0:[4, 8]"}}});
+  auto b = Dump(
+      {{"Tensor.__mul__.0.forward",
+        {"input.0:[2]", "input.1:[2]", "output.0:[2]"}},
+       {"Tensor.__mul__.1.forward",
+        {"input.0:[4, 8]", "input.1:[4, 8]", "output.0:[4, 8]"}},
+       {"Functional.relu.0.forward", {"input.0:[4, 8]", "output.0:[4, 8]"}}});
+  EXPECT_EQ(FuzzyMatchRows(t, b), (std::vector<int>{0, 1, 2, 6, 7}));
+  EXPECT_EQ(Rows122(t, b), (std::vector<int>{3, 4, 5, 6, 7}));
+}
+
+TEST(FuzzyMatchTest, HeadCutsPairsOfIncomparableDtypes) {
+  // Paired by name, then the int64 row loses its partner; the float output
+  // beside it keeps its own (1.2.2 leaves the whole entry unpaired).
+  auto b = Dump({{"Functional.relu.0.forward", kRelu},
+                 {"Functional.relu.1.forward", kRelu}});
+  auto t =
+      Dump({{"Functional.relu.0.forward",
+             {"input.0:[4, 16, 96]@torch.bfloat16",
+              "output.0:[4, 16, 96]@torch.float16"}},
+            {"Functional.relu.1.forward",
+             {"input.0:[4, 16, 96]@torch.int64", "output.0:[4, 16, 96]"}}});
+  EXPECT_EQ(FuzzyMatchRows(t, b), (std::vector<int>{0, 1, -1, 3}));
+}
+
+TEST(FuzzyMatchTest, HeadQueueOrder) {
+  // Crossed rows A B against B A: the newest target row B is found in the
+  // baseline queue; A, queued before it, stays unpaired.
+  auto t = Dump(
+      {{"F.a.0.forward", {"input.0:[1]"}}, {"F.b.0.forward", {"input.0:[1]"}}});
+  auto b = Dump(
+      {{"F.b.0.forward", {"input.0:[1]"}}, {"F.a.0.forward", {"input.0:[1]"}}});
+  EXPECT_EQ(FuzzyMatchRows(t, b), (std::vector<int>{-1, 0}));
+  // The newest baseline row found in the target queue: the target rows
+  // before it are unpaired, the baseline's extra row is skipped.
+  auto t2 = Dump({{"F.x.0.forward", {"input.0:[1]"}},
+                  {"F.a.0.forward", {"input.0:[1]"}},
+                  {"F.c.0.forward", {"input.0:[1]"}}});
+  auto b2 = Dump({{"F.a.0.forward", {"input.0:[1]"}},
+                  {"F.y.0.forward", {"input.0:[1]"}},
+                  {"F.c.0.forward", {"input.0:[1]"}}});
+  EXPECT_EQ(FuzzyMatchRows(t2, b2), (std::vector<int>{-1, 0, 2}));
+  // A forward row never pairs with a backward one.
+  auto t3 = Dump({{"F.a.0.backward", {"input.0:[1]"}}});
+  auto b3 = Dump({{"F.a.0.forward", {"input.0:[1]"}}});
+  EXPECT_EQ(FuzzyMatchRows(t3, b3), (std::vector<int>{-1}));
+}
+
+TEST(FuzzyMatchTest, HeadStopsWhenOneQueueRunsDry) {
+  // The baseline runs out while the target queue is empty: msprobe stops
+  // reading, and the target's later rows stay unpaired.
+  auto b = Dump({{"F.a.0.forward", {"input.0:[1]"}}});
+  auto t = Dump({{"F.a.0.forward", {"input.0:[1]"}},
+                 {"F.a.1.forward", {"input.0:[1]"}},
+                 {"F.a.2.forward", {"input.0:[1]"}}});
+  EXPECT_EQ(FuzzyMatchRows(t, b), (std::vector<int>{0, -1, -1}));
+  EXPECT_EQ(FuzzyMatchRows({}, b), (std::vector<int>{}));
+  EXPECT_EQ(FuzzyMatchRows(t, {}), (std::vector<int>{-1, -1, -1}));
+  // The target is shorter: the baseline's rest is never read into a pair.
+  EXPECT_EQ(FuzzyMatchRows(b, t), (std::vector<int>{0}));
+}
+
+TEST(FuzzyMatchTest, HeadLargeDivergentStreamsStayFast) {
+  // 40,000 rows each, nothing in common: the queues grow to the whole dump;
+  // lookups by name keep this linear (msprobe's scan is quadratic).
+  std::vector<std::pair<std::string, std::vector<std::string>>> te, be;
+  for (int i = 0; i < 20000; ++i) {
+    te.push_back({"F.t" + std::to_string(i) + ".0.forward",
+                  {"input.0:[1]", "output.0:[1]"}});
+    be.push_back({"F.b" + std::to_string(i) + ".0.forward",
+                  {"input.0:[1]", "output.0:[1]"}});
+  }
+  std::vector<int> m = FuzzyMatchRows(Dump(te), Dump(be));
+  EXPECT_EQ(std::count(m.begin(), m.end(), -1), 40000);
 }
 
 }  // namespace

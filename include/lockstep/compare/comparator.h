@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "lockstep/compare/fuzzy_match.h"
 #include "lockstep/compare/op_rows.h"
 #include "lockstep/compare/result.h"
 #include "lockstep/core/status.h"
@@ -31,8 +32,9 @@ using TensorLoader = std::function<StatusOr<Tensor>(const std::string& path)>;
 enum class AlignMode { kAuto, kOn, kOff };
 
 struct CompareOptions {
-  std::optional<CompareMode> mode;     // nullopt: derived from the dumps (auto)
-  bool fuzzy_match = false;            // msprobe -fm
+  std::optional<CompareMode> mode;  // nullopt: derived from the dumps (auto)
+  bool fuzzy_match = false;         // msprobe -fm
+  FuzzyRule fuzzy_rule = FuzzyRule::kMsprobe;
   AlignMode align = AlignMode::kAuto;  // ignored with fuzzy_match
   bool renumber_params_grad = false;
   // msprobe's -dm: target row name -> baseline row name (matching.h); the

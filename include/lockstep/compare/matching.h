@@ -14,12 +14,14 @@
 #include <unordered_map>
 #include <vector>
 
+#include "lockstep/compare/fuzzy_match.h"
 #include "lockstep/compare/op_rows.h"
 
 namespace lockstep {
 
 struct MatchOptions {
   bool fuzzy = false;
+  FuzzyRule fuzzy_rule = FuzzyRule::kMsprobe;
   // Also renumber parameters_grad indices by occurrence (msprobe does not;
   // without it step N of one run and step M != N of another leave them
   // unmatched).
