@@ -40,6 +40,9 @@ namespace {
 struct Args {
   std::string target, baseline, out_dir = "./output";
   std::string target_path, golden_path, data_mapping;  // msprobe's names
+  // msprobe's -am [FILE], -cm FILE, -lm FILE.
+  bool api_mapping = false;
+  std::string api_mapping_file, cell_mapping, layer_mapping;
   std::vector<int64_t> steps, ranks;
   std::string mode = "auto";
   std::string fuzzy_rule;  // "" (none given), "msprobe" or "1.2.2"
@@ -93,6 +96,27 @@ StatusOr<CompareOptions> MakeOptions(const Args& a) {
   o.steps = a.steps;
   o.ranks = a.ranks;
   bool fuzzy = a.fuzzy || !a.fuzzy_rule.empty();
+  if (!a.layer_mapping.empty()) {
+    return Status::InvalidArgument(
+        "--layer-mapping " + a.layer_mapping,
+        "msprobe's layer mapping (-lm) is not supported: it needs the "
+        "dumps' construct.json and stack.json scope trees. Note: map "
+        "cells to modules with -cm FILE, or rows to rows with -dm FILE");
+  }
+  if (!a.api_mapping_file.empty()) {
+    return Status::InvalidArgument(
+        "--api-mapping " + a.api_mapping_file,
+        "custom API mapping files are not read yet. Note: -am alone maps "
+        "MindSpore API names with msprobe's built-in table; pair single "
+        "rows with -dm FILE");
+  }
+  bool name_mapped = a.api_mapping || !a.cell_mapping.empty();
+  if (name_mapped && (fuzzy || a.align || !a.data_mapping.empty())) {
+    return Status::InvalidArgument(
+        a.api_mapping ? "--api-mapping" : "--cell-mapping",
+        "pairs rows by mapped names: not with --fuzzy-match, --align or "
+        "--data-mapping");
+  }
   if (!a.data_mapping.empty() && (fuzzy || a.align)) {
     return Status::InvalidArgument("--data-mapping",
                                    "pairs rows itself: not with --fuzzy-match "
@@ -116,6 +140,19 @@ StatusOr<CompareOptions> MakeOptions(const Args& a) {
     return Status::InvalidArgument(
         "--mode " + a.mode,
         "unknown mode. Note: use auto, tensor, statistics or md5");
+  }
+  o.api_mapping = a.api_mapping;
+  if (!a.cell_mapping.empty()) {
+    LOCKSTEP_ASSIGN_OR_RETURN(auto pairs, ReadYamlMapping(a.cell_mapping));
+    if (a.api_mapping) {
+      LogWarning(
+          "--cell-mapping is ignored with --api-mapping (as msprobe "
+          "does: the API mapping wins)");
+    } else {
+      LogInfo("cell mapping: " + std::to_string(pairs.size()) +
+              " cells mapped to modules (" + a.cell_mapping + ")");
+      o.cell_mapping = std::make_shared<CellMapping>(std::move(pairs));
+    }
   }
   if (!a.data_mapping.empty()) {
     LOCKSTEP_ASSIGN_OR_RETURN(auto pairs, ReadYamlMapping(a.data_mapping));
@@ -299,11 +336,12 @@ Status CheckCheckpointOptions(const Args& a) {
         "checkpoints are compared tensor by tensor. Note: leave --mode out");
   }
   if (a.fuzzy || !a.fuzzy_rule.empty() || a.align || a.no_align || a.renumber ||
-      !a.data_mapping.empty() || !a.steps.empty() || !a.ranks.empty()) {
+      !a.data_mapping.empty() || a.api_mapping || !a.cell_mapping.empty() ||
+      !a.layer_mapping.empty() || !a.steps.empty() || !a.ranks.empty()) {
     return Status::InvalidArgument(
         "--fuzzy-match/--fuzzy-rule/--align/--no-align/"
-        "--renumber-params-grad/"
-        "--data-mapping/--step/--rank",
+        "--renumber-params-grad/--data-mapping/--api-mapping/"
+        "--cell-mapping/--layer-mapping/--step/--rank",
         "dump options; checkpoints are matched by parameter name");
   }
   return Status::Ok();
@@ -427,6 +465,20 @@ int Run(int argc, char** argv, ShareGroup* group) {
   app.add_option("--golden-path,--golden_path", a.golden_path,
                  "BASELINE as msprobe's -gp gives it")
       ->group("msprobe's names");
+  CLI::Option* am =
+      app.add_option("--api-mapping,--api_mapping", a.api_mapping_file,
+                     "msprobe's -am, for a MindSpore target against a "
+                     "PyTorch baseline: match MindSpore API names to "
+                     "PyTorch ones with msprobe's built-in table (Mint.cos "
+                     "-> Torch.cos, Functional.add -> Torch.add); a custom "
+                     "mapping FILE is not read yet")
+          ->expected(0, 1);
+  app.add_option("--cell-mapping,--cell_mapping", a.cell_mapping,
+                 "msprobe's -cm: a YAML file of `cell.Class: module.Class` "
+                 "lines; MindSpore Cell rows are matched to these PyTorch "
+                 "Module rows");
+  app.add_option("--layer-mapping,--layer_mapping", a.layer_mapping,
+                 "msprobe's -lm: not supported (use -cm or -dm)");
   app.add_option("--data-mapping,--data_mapping", a.data_mapping,
                  "msprobe's -dm: a YAML file of `target row: baseline row` "
                  "lines; those rows are compared with each other (no dtype "
@@ -482,9 +534,13 @@ int Run(int argc, char** argv, ShareGroup* group) {
     if (s == "-gp") s = "--golden-path";
     if (s == "-fm") s = "--fuzzy-match";
     if (s == "-dm") s = "--data-mapping";
+    if (s == "-am") s = "--api-mapping";
+    if (s == "-cm") s = "--cell-mapping";
+    if (s == "-lm") s = "--layer-mapping";
     argp.push_back(s.data());
   }
   if (int rc = ParseOrExit(app, argc, argp.data()); rc >= 0) return rc;
+  a.api_mapping = am->count() > 0;
   ApplyLoggingOptions(a.logging);
   Prepared p;
   Status ready = Prepare(&a, group == nullptr || group->index() == 0, &p);

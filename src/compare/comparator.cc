@@ -251,12 +251,36 @@ void AddBaselineOnly(const std::vector<OpRow>& t, const std::vector<OpRow>& b,
   }
 }
 
+// The target rows under the names msprobe's -am or -cm matches them by (a
+// row that mapping leaves unmatched gets a name no baseline row has). Each
+// row's entry is its mapped name less the part after the entry.
+std::vector<OpRow> NameMappedRows(const std::vector<OpRow>& t,
+                                  const CompareOptions& options) {
+  std::vector<OpRow> out = t;
+  for (OpRow& r : out) {
+    std::optional<std::string> name =
+        options.api_mapping
+            ? std::optional<std::string>(MsApiMappedName(r.name))
+            : CellMappedName(r.name, *options.cell_mapping);
+    if (!name) name = "\x01unmatched." + r.name;
+    std::string rest = r.name.starts_with(r.entry)
+                           ? r.name.substr(r.entry.size())
+                           : std::string();
+    r.entry = name->ends_with(rest)
+                  ? name->substr(0, name->size() - rest.size())
+                  : *name;
+    r.name = std::move(*name);
+  }
+  return out;
+}
+
 std::vector<int> MatchFor(const std::vector<OpRow>& t,
                           const std::vector<OpRow>& b, const DumpPair& pair,
                           const CompareOptions& options,
                           CompareResult* result) {
-  bool mapped =
-      options.data_mapping != nullptr && !options.data_mapping->empty();
+  bool name_mapped = options.api_mapping || options.cell_mapping != nullptr;
+  bool mapped = name_mapped || (options.data_mapping != nullptr &&
+                                !options.data_mapping->empty());
   bool align = !options.fuzzy_match && !mapped &&
                (options.align == AlignMode::kOn ||
                 (options.align == AlignMode::kAuto && !SameOpStreams(t, b)));
@@ -285,7 +309,9 @@ std::vector<int> MatchFor(const std::vector<OpRow>& t,
   mo.fuzzy_rule = options.fuzzy_rule;
   mo.renumber_params_grad = options.renumber_params_grad;
   mo.data_mapping = options.data_mapping.get();
-  std::vector<int> match = MatchRows(t, b, mo);
+  std::vector<int> match = name_mapped
+                               ? MatchRows(NameMappedRows(t, options), b, mo)
+                               : MatchRows(t, b, mo);
   AddBaselineOnly(t, b, match, pair, &result->gaps);
   return match;
 }

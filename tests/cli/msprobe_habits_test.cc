@@ -199,4 +199,58 @@ TEST_F(MsprobeHabitsTest, StepAndRankSelection) {
       << missing.out;
 }
 
+// A MindSpore dump against a PyTorch one (msprobe's own test inputs):
+// -am maps Mint.cos to Torch.cos and pairs the rest by name, as msprobe
+// 26.2's ms_compare does (checked live in cross_framework_live_test.py);
+// -cm maps cells to modules; -lm and -am FILE say they are not supported.
+TEST_F(MsprobeHabitsTest, CrossFrameworkMappings) {
+  const std::string ms = kFix + "/cross_framework/mindspore";
+  const std::string pt = kFix + "/cross_framework/pytorch";
+  if (!fs::exists(ms)) GTEST_SKIP() << "no fixtures";
+  const std::string out = (tmp_ / "am").string();
+  CmdRun am = RunLockstep("compare " + ms + " " + pt + " -am -o " + out);
+  EXPECT_EQ(am.code, 1) << am.out;  // requires_grad differs, as msprobe says
+  std::string csv;
+  for (const auto& f : fs::directory_iterator(out))
+    if (f.path().extension() == ".csv") csv = Slurp(f.path());
+  EXPECT_NE(csv.find("Mint.cos.0.forward.input.0,Torch.cos.0.forward.input.0"),
+            std::string::npos)
+      << csv.substr(0, 2000);
+  // Without -am the MindSpore-only API stays unpaired.
+  const std::string plain = (tmp_ / "plain").string();
+  RunLockstep("compare " + ms + " " + pt + " --no-align -o " + plain);
+  for (const auto& f : fs::directory_iterator(plain))
+    if (f.path().extension() == ".csv") csv = Slurp(f.path());
+  EXPECT_NE(csv.find("Mint.cos.0.forward.input.0,N/A"), std::string::npos);
+
+  std::ofstream(tmp_ / "cm.yaml")
+      << "network_with_loss.module: module.module\n";
+  const std::string cmo = (tmp_ / "cm").string();
+  CmdRun cm = RunLockstep("compare " + ms + " " + pt + " -cm " +
+                          (tmp_ / "cm.yaml").string() + " -o " + cmo);
+  EXPECT_EQ(cm.code, 1) << cm.out;
+  for (const auto& f : fs::directory_iterator(cmo))
+    if (f.path().extension() == ".csv") csv = Slurp(f.path());
+  EXPECT_NE(
+      csv.find("Cell.network_with_loss.module.language_model.embedding."
+               "word_embeddings.VocabParallelEmbedding.forward.0.input.0,"
+               "Module.module.module.language_model.embedding."
+               "word_embeddings.VocabParallelEmbedding.forward.0.input.0"),
+      std::string::npos)
+      << csv.substr(0, 3000);
+
+  CmdRun lm = RunLockstep("compare " + ms + " " + pt + " -lm x.yaml");
+  EXPECT_EQ(lm.code, 2) << lm.out;
+  EXPECT_NE(lm.out.find("layer mapping (-lm) is not supported"),
+            std::string::npos)
+      << lm.out;
+  CmdRun amf = RunLockstep("compare " + ms + " " + pt + " -am map.yaml");
+  EXPECT_EQ(amf.code, 2) << amf.out;
+  EXPECT_NE(amf.out.find("custom API mapping files are not read yet"),
+            std::string::npos)
+      << amf.out;
+  CmdRun both = RunLockstep("compare " + ms + " " + pt + " -am -fm");
+  EXPECT_EQ(both.code, 2) << both.out;
+}
+
 }  // namespace

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "lockstep/compare/fuzzy_match.h"
+#include "lockstep/compare/name_mapping.h"
 #include "lockstep/compare/op_rows.h"
 #include "lockstep/compare/result.h"
 #include "lockstep/core/status.h"
@@ -41,6 +42,11 @@ struct CompareOptions {
   // op streams are then not aligned. Null or empty: none.
   std::shared_ptr<const std::unordered_map<std::string, std::string>>
       data_mapping;
+  // msprobe's -am (without a file) and -cm: target rows are matched on their
+  // mapped names (name_mapping.h); -am wins over -cm, as in msprobe. The op
+  // streams are then not aligned.
+  bool api_mapping = false;
+  std::shared_ptr<const CellMapping> cell_mapping;
   // Only these steps / ranks of each side (empty: all). A step or rank
   // asked for that one side lacks is an error (CompareDumpRows).
   std::vector<int64_t> steps, ranks;
