@@ -128,9 +128,10 @@ void WalkTable(const TableView& t, Sink& sink) {
 class StringCounter {
  public:
   StringCounter() : slots_(1024) {}
-  void Add(std::string_view text) {
+  // Counts `text`; true if it was not counted before.
+  bool Add(std::string_view text) {
     if (2 * (used_ + 1) > slots_.size()) Grow();
-    Insert(std::hash<std::string_view>()(text), text, 1);
+    return Insert(std::hash<std::string_view>()(text), text, 1);
   }
   // Calls f(text, count) for each string counted.
   template <typename F>
@@ -146,18 +147,18 @@ class StringCounter {
     std::string_view text;
     size_t count = 0;  // 0: empty
   };
-  void Insert(size_t hash, std::string_view text, size_t count) {
+  bool Insert(size_t hash, std::string_view text, size_t count) {
     size_t mask = slots_.size() - 1;
     for (size_t i = hash & mask;; i = (i + 1) & mask) {
       Slot& s = slots_[i];
       if (s.count == 0) {
         s = {hash, text, count};
         ++used_;
-        return;
+        return true;
       }
       if (s.hash == hash && s.text == text) {
         s.count += count;
-        return;
+        return false;
       }
     }
   }
@@ -173,13 +174,40 @@ class StringCounter {
   size_t used_ = 0;
 };
 
+// Whether a cell is a long number ("-0.0002842017274814964",
+// "99.99823221346227%"): such cells of a comparison where every row
+// differs are nearly all distinct, so counting them all costs a hash insert
+// each (millions, in a table far beyond the caches) and gains nothing.
+bool LongNumber(std::string_view cell) {
+  if (cell.size() < 12) return false;
+  char c = cell[0];
+  return (c >= '0' && c <= '9') || c == '-' || c == '.';
+}
+
 // Counts the cells the encoder writes as values (dictionary candidates).
+// Long numbers are counted while they repeat: the first kSample of them
+// always, the rest only if at least a tenth of those sampled repeated one
+// before them (two runs of one model that agree repeat their statistics
+// row after row; runs that differ everywhere almost never do).
 struct CountSink {
+  static constexpr size_t kSample = 100000;
   StringCounter* counts;
+  StringCounter sample;
+  size_t long_seen = 0, long_distinct = 0;
+  bool count_long = true;
   void Run(size_t, size_t) {}
   void Left(size_t) {}
   void Value(size_t, std::string_view cell, std::string_view) {
-    if (cell.size() <= kMaxDictLength) counts->Add(cell);
+    if (cell.size() > kMaxDictLength) return;
+    if (LongNumber(cell)) {
+      if (!count_long) return;
+      if (long_seen < kSample) {
+        long_distinct += sample.Add(cell);
+        if (++long_seen == kSample)
+          count_long = long_distinct * 10 <= kSample * 9;
+      }
+    }
+    counts->Add(cell);
   }
 };
 
