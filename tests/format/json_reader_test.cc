@@ -94,6 +94,29 @@ TEST(JsonReaderTest, DictsKeepOrderAndRepeatedKeysActLikePython) {
   EXPECT_EQ(v.PyStr(), "{'b': 3, 'a': 2, 'c': {}}");
 }
 
+// Empty strs, lists and dicts have no heap part: their word must read as a
+// null pointer wherever they are moved (clang's libFuzzer build freed a
+// garbage pointer for `{"c": [1], "d": [], "c": [2]}`, whose repeated key
+// moves the empty list; fixed by the union's order in pyvalue.h).
+TEST(JsonReaderTest, EmptyContainersSurviveRepeatedKeys) {
+  for (const char* text :
+       {R"({"c": [1], "d": [], "c": [2]})", R"({"c": 1, "d": {}, "c": 2})",
+        R"({"c": 1, "d": "", "c": 2, "e": [[], {}, ""]})"}) {
+    PyValue v = Parse(text);
+    ASSERT_EQ(v.fields().size(), v.fields().back().first == "e" ? 3u : 2u);
+    EXPECT_TRUE(v.fields()[1].second.items().empty());
+    EXPECT_TRUE(v.fields()[1].second.fields().empty());
+    EXPECT_EQ(v.fields()[1].second.as_str(), "");
+    PyValue copy = v;
+    EXPECT_EQ(copy.PyStr(), v.PyStr());
+  }
+  PyValue list = PyValue::List({}), dict = PyValue::Dict({}),
+          str = PyValue::Str("");
+  EXPECT_EQ(list.PyStr(), "[]");
+  EXPECT_EQ(dict.PyStr(), "{}");
+  EXPECT_EQ(str.PyRepr(), "''");
+}
+
 TEST(JsonReaderTest, ManyRepeatedKeysInABigDict) {
   std::string text = "{";
   for (int i = 0; i < 3000; ++i) {

@@ -95,9 +95,9 @@ class JsonTree {
     uint32_t first = 0;                 // the first child in nodes
     uint32_t key_off = 0, key_len = 0;  // its key in text, as a member
     uint32_t str_off = 0, str_len = 0;  // a str's text
-    union {
-      bool b;
+    union {  // the widest member first: `num{}` zeroes all 8 bytes
       int64_t i;
+      bool b;
       double d;
     } num{};
   };

@@ -91,11 +91,15 @@ class PyValue {
   // str's or big int's text, a list's items, a dict's fields), owned.
   Kind kind_ = Kind::kNone;
   bool big_ = false;  // a kInt beyond int64: its digits are on the heap
+  // The pointer comes first: `n_{}` zero-initializes the union's first
+  // member, and clang leaves the bytes beyond a first member of 1 byte
+  // (bool) as they were, so an empty str, list or dict (no heap part) read
+  // a garbage pointer and freed it (found by the libFuzzer targets).
   union Word {
+    void* heap;  // std::string*, std::vector<PyValue>*, Fields*
     bool b;
     int64_t i;
     double d;
-    void* heap;  // std::string*, std::vector<PyValue>*, Fields*
   } n_{};
 };
 
