@@ -1,6 +1,8 @@
-"""`pip install .` of the source tree into a venv (no index) that sees the
-torch of the Python running this test, gives an importable lockstep_probe
-that loads its own copy of the C++ library and dumps; run by ctest as
+"""`pip install .` of the source tree into a venv (no index, so offline, and
+with pip's default build isolation: the in-tree backend needs nothing from
+an index) that sees the torch of the Python running this test, gives an
+importable lockstep_probe that loads its own copy of the C++ library and
+dumps, and leaves the source tree as it was; run by ctest as
 `PYTHON tests/python/pip_install_test.py BUILD_DIR` (PYTHON: Debian's
 /usr/bin/python3, or a venv's with a pip torch).
 """
@@ -37,8 +39,18 @@ with tempfile.TemporaryDirectory() as tmp:
     env = dict(os.environ, LOCKSTEP_BUILD_DIR=BUILD, PIP_NO_INDEX="1",
                PIP_DISABLE_PIP_VERSION_CHECK="1")
     env.pop("LOCKSTEP_PY_LIB", None)
-    run([os.path.join(venv, "bin", "pip"), "install", "--no-build-isolation",
-         "--no-deps", ROOT], env=env, cwd=tmp)
+    def untracked():
+        r = subprocess.run(["git", "-C", ROOT, "status", "--porcelain",
+                            "--untracked-files=all", "--ignored"],
+                           capture_output=True, text=True)
+        return set(r.stdout.splitlines()) if r.returncode == 0 else set()
+    before = untracked()
+    run([os.path.join(venv, "bin", "pip"), "install", "--no-deps", ROOT],
+        env=env, cwd=tmp)
+    # Nothing written into the source tree (no build-pip/, no egg-info).
+    new = sorted(untracked() - before)
+    assert not [n for n in new if "egg-info" in n or "build-pip" in n
+                or "lockstep_probe" in n], new
     script = """
 import json, sys, torch, lockstep_probe
 print(json.dumps({"file": lockstep_probe.__file__}))
@@ -85,9 +97,12 @@ else:
     assert have in out.rsplit("| have ", 1)[0], out
     # The wheel carries a native library: a platform tag, not py3-none-any.
     wheels = os.path.join(tmp, "wheels")
-    run([os.path.join(venv, "bin", "pip"), "wheel", "--no-build-isolation",
-         "--no-deps", "-w", wheels, ROOT], env=env, cwd=tmp)
+    run([os.path.join(venv, "bin", "pip"), "wheel", "--no-deps", "-w", wheels,
+         ROOT], env=env, cwd=tmp)
     names = os.listdir(wheels)
     assert len(names) == 1 and names[0].endswith("_x86_64.whl") and \
         "none-any" not in names[0], names
+    # --no-build-isolation (the way PyTorch extensions are built) works too.
+    run([os.path.join(venv, "bin", "pip"), "install", "--no-build-isolation",
+         "--no-deps", "--force-reinstall", ROOT], env=env, cwd=tmp)
 print("pip_install_test.py: OK")
