@@ -120,6 +120,8 @@ TEST(FuzzyMatchTest, EntriesWithoutInputsMatchOnlyWhenIdentical) {
   EXPECT_EQ(Rows122(half, b), (std::vector<int>{-1}));
 }
 
+// Both rules read their queues alike: one entry (1.2.2) or row (msprobe
+// 26) of each side at a time.
 TEST(FuzzyMatchTest, QueueScanOrder) {
   // Crossed pair: A B against B A. The newest target entry B is found in
   // the baseline queue first; A, queued before it, stays unmatched.
@@ -128,6 +130,7 @@ TEST(FuzzyMatchTest, QueueScanOrder) {
   auto b = Dump(
       {{"F.b.0.forward", {"input.0:[1]"}}, {"F.a.0.forward", {"input.0:[1]"}}});
   EXPECT_EQ(Rows122(t, b), (std::vector<int>{-1, 0}));
+  EXPECT_EQ(FuzzyMatchRows(t, b), (std::vector<int>{-1, 0}));
   // Baseline entry found in the target queue: target entries before it
   // are unmatched, the baseline's extra entry is skipped.
   auto t2 = Dump({{"F.x.0.forward", {"input.0:[1]"}},
@@ -137,6 +140,12 @@ TEST(FuzzyMatchTest, QueueScanOrder) {
                   {"F.y.0.forward", {"input.0:[1]"}},
                   {"F.c.0.forward", {"input.0:[1]"}}});
   EXPECT_EQ(Rows122(t2, b2), (std::vector<int>{-1, 0, 2}));
+  EXPECT_EQ(FuzzyMatchRows(t2, b2), (std::vector<int>{-1, 0, 2}));
+  // A forward row never pairs with a backward one.
+  auto t3 = Dump({{"F.a.0.backward", {"input.0:[1]"}}});
+  auto b3 = Dump({{"F.a.0.forward", {"input.0:[1]"}}});
+  EXPECT_EQ(Rows122(t3, b3), (std::vector<int>{-1}));
+  EXPECT_EQ(FuzzyMatchRows(t3, b3), (std::vector<int>{-1}));
 }
 
 TEST(FuzzyMatchTest, TargetLongerThanBaselineKeepsItsRowsUnmatched) {
@@ -144,9 +153,13 @@ TEST(FuzzyMatchTest, TargetLongerThanBaselineKeepsItsRowsUnmatched) {
   auto t = Dump({{"F.a.0.forward", {"input.0:[1]"}},
                  {"F.a.1.forward", {"input.0:[1]"}},
                  {"F.a.2.forward", {"input.0:[1]"}}});
-  EXPECT_EQ(Rows122(t, b), (std::vector<int>{0, -1, -1}));
-  EXPECT_EQ(Rows122({}, b), (std::vector<int>{}));
-  EXPECT_EQ(Rows122(t, {}), (std::vector<int>{-1, -1, -1}));
+  for (FuzzyRule rule : {FuzzyRule::kStructures, FuzzyRule::kMsprobe}) {
+    EXPECT_EQ(FuzzyMatchRows(t, b, rule), (std::vector<int>{0, -1, -1}));
+    EXPECT_EQ(FuzzyMatchRows({}, b, rule), (std::vector<int>{}));
+    EXPECT_EQ(FuzzyMatchRows(t, {}, rule), (std::vector<int>{-1, -1, -1}));
+    // The target is shorter: the baseline's rest is never read into a pair.
+    EXPECT_EQ(FuzzyMatchRows(b, t, rule), (std::vector<int>{0}));
+  }
 }
 
 TEST(FuzzyMatchTest, AmbiguousNamesComparedOneByOne) {
@@ -224,43 +237,6 @@ TEST(FuzzyMatchTest, HeadCutsPairsOfIncomparableDtypes) {
             {"Functional.relu.1.forward",
              {"input.0:[4, 16, 96]@torch.int64", "output.0:[4, 16, 96]"}}});
   EXPECT_EQ(FuzzyMatchRows(t, b), (std::vector<int>{0, 1, -1, 3}));
-}
-
-TEST(FuzzyMatchTest, HeadQueueOrder) {
-  // Crossed rows A B against B A: the newest target row B is found in the
-  // baseline queue; A, queued before it, stays unpaired.
-  auto t = Dump(
-      {{"F.a.0.forward", {"input.0:[1]"}}, {"F.b.0.forward", {"input.0:[1]"}}});
-  auto b = Dump(
-      {{"F.b.0.forward", {"input.0:[1]"}}, {"F.a.0.forward", {"input.0:[1]"}}});
-  EXPECT_EQ(FuzzyMatchRows(t, b), (std::vector<int>{-1, 0}));
-  // The newest baseline row found in the target queue: the target rows
-  // before it are unpaired, the baseline's extra row is skipped.
-  auto t2 = Dump({{"F.x.0.forward", {"input.0:[1]"}},
-                  {"F.a.0.forward", {"input.0:[1]"}},
-                  {"F.c.0.forward", {"input.0:[1]"}}});
-  auto b2 = Dump({{"F.a.0.forward", {"input.0:[1]"}},
-                  {"F.y.0.forward", {"input.0:[1]"}},
-                  {"F.c.0.forward", {"input.0:[1]"}}});
-  EXPECT_EQ(FuzzyMatchRows(t2, b2), (std::vector<int>{-1, 0, 2}));
-  // A forward row never pairs with a backward one.
-  auto t3 = Dump({{"F.a.0.backward", {"input.0:[1]"}}});
-  auto b3 = Dump({{"F.a.0.forward", {"input.0:[1]"}}});
-  EXPECT_EQ(FuzzyMatchRows(t3, b3), (std::vector<int>{-1}));
-}
-
-TEST(FuzzyMatchTest, HeadStopsWhenOneQueueRunsDry) {
-  // The baseline runs out while the target queue is empty: msprobe stops
-  // reading, and the target's later rows stay unpaired.
-  auto b = Dump({{"F.a.0.forward", {"input.0:[1]"}}});
-  auto t = Dump({{"F.a.0.forward", {"input.0:[1]"}},
-                 {"F.a.1.forward", {"input.0:[1]"}},
-                 {"F.a.2.forward", {"input.0:[1]"}}});
-  EXPECT_EQ(FuzzyMatchRows(t, b), (std::vector<int>{0, -1, -1}));
-  EXPECT_EQ(FuzzyMatchRows({}, b), (std::vector<int>{}));
-  EXPECT_EQ(FuzzyMatchRows(t, {}), (std::vector<int>{-1, -1, -1}));
-  // The target is shorter: the baseline's rest is never read into a pair.
-  EXPECT_EQ(FuzzyMatchRows(b, t), (std::vector<int>{0}));
 }
 
 TEST(FuzzyMatchTest, HeadLargeDivergentStreamsStayFast) {

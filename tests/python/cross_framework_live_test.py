@@ -20,11 +20,13 @@ With torch 1.x it prints "skipped: needs torch 2.x and mindstudio-probe".
 """
 import csv
 import glob
-import importlib.util
 import os
 import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import live_msprobe  # noqa: E402
 
 MS_COMPARE = r'''
 import os, sys, types
@@ -95,13 +97,9 @@ def one(name, ms, pt, mapping, value, flags, lockstep, tmp):
 
 
 def main():
-    import torch
-    if int(torch.__version__.split(".")[0]) < 2:
-        print("skipped: needs torch 2.x and mindstudio-probe")
-        return 0
-    if importlib.util.find_spec("msprobe") is None:
-        print("FAIL: torch 2.x without mindstudio-probe")
-        return 1
+    code = live_msprobe.unmet()
+    if code is not None:
+        return code
     lockstep = os.path.join(sys.argv[1], "bin", "lockstep")
     root = os.path.join(sys.argv[2], "msprobe", "cross_framework")
     ms, pt = os.path.join(root, "mindspore"), os.path.join(root, "pytorch")

@@ -16,7 +16,6 @@ With torch 1.x it prints "skipped: needs torch 2.x and mindstudio-probe"
 """
 import csv
 import glob
-import importlib.util
 import json
 import os
 import subprocess
@@ -27,6 +26,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, "..", "data", "msprobe_fuzzy")
 sys.path.insert(0, DATA)
 from pairs import made_up_pairs, pairs, plain  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import live_msprobe  # noqa: E402
 
 
 def md5_mode(path, out):
@@ -89,13 +91,9 @@ def one_pair(name, target, baseline, lockstep, msprobe, tmp):
 
 
 def main():
-    import torch
-    if int(torch.__version__.split(".")[0]) < 2:
-        print("skipped: needs torch 2.x and mindstudio-probe")
-        return 0
-    if importlib.util.find_spec("msprobe") is None:
-        print("FAIL: torch 2.x without mindstudio-probe")
-        return 1
+    code = live_msprobe.unmet()
+    if code is not None:
+        return code
     lockstep = os.path.join(sys.argv[1], "bin", "lockstep")
     msprobe = os.path.join(os.path.dirname(sys.executable), "msprobe")
     fixtures = sys.argv[2] if len(sys.argv) > 2 else None

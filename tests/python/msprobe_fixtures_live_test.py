@@ -22,12 +22,14 @@ exits 0; with torch 2.x, a missing msprobe is a failure.
 """
 import csv
 import glob
-import importlib.util
 import json
 import os
 import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import live_msprobe  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, "..", "data")
@@ -157,14 +159,9 @@ def msprobe_transformer(tmp):
 
 
 def main():
-    import torch
-    if int(torch.__version__.split(".")[0]) < 2:
-        print("skipped: needs torch 2.x and mindstudio-probe")
-        return 0
-    if importlib.util.find_spec("msprobe") is None:
-        print("FAIL: torch 2.x without mindstudio-probe (scripts/setup.sh "
-              "installs it into the torch 2.x venv)")
-        return 1
+    code = live_msprobe.unmet()
+    if code is not None:
+        return code
     with tempfile.TemporaryDirectory(prefix="msprobe_fixtures_live_") as tmp:
         failures = msprobe_pt(tmp) + msprobe_transformer(tmp)
     print("msprobe fixtures live: " + ("FAIL" if failures else

@@ -29,6 +29,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import live_msprobe  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 BUILD = os.path.abspath(sys.argv[1])
 LIB = os.path.join(BUILD, "lib", "liblockstep_py.so")
@@ -145,15 +148,9 @@ def msprobe_compare_passes(ours, ms, tmp):
 
 
 def main():
-    import torch
-    import importlib.util
-    if int(torch.__version__.split(".")[0]) < 2:
-        print("skipped: needs torch 2.x and mindstudio-probe")
-        return 0
-    if importlib.util.find_spec("msprobe") is None:
-        print("FAIL: mindstudio-probe is not installed in this torch 2.x "
-              "environment (bash scripts/setup.sh installs it)")
-        return 1
+    code = live_msprobe.unmet()
+    if code is not None:
+        return code
     failures = 0
     with tempfile.TemporaryDirectory() as tmp:
         dumps = {}
