@@ -15,6 +15,16 @@
 namespace lockstep {
 namespace {
 
+// What a replay found, decided once for summary.json, the page and the
+// terminal: a suspect; nothing replayed, which earns no "no suspect" (the
+// command exits 2); or every replayed result within its bound.
+enum class Outcome { kSuspect, kNothingReplayed, kNoSuspect };
+
+Outcome OutcomeOf(const ReplayResult& r) {
+  if (r.first_suspect) return Outcome::kSuspect;
+  return r.replayed == 0 ? Outcome::kNothingReplayed : Outcome::kNoSuspect;
+}
+
 // Shortest text that reads back as the same double; "inf", "nan".
 std::string Num(double x) {
   if (std::isnan(x)) return "nan";
@@ -75,10 +85,9 @@ std::string ReplaySummaryJson(const ReplayResult& r) {
   w.Key("dump");
   JsonString(&w, r.dump);
   w.Key("verdict");
-  // Nothing replayed earns no "no suspect" (the command exits 2).
-  JsonString(&w, r.first_suspect   ? "suspect"
-                 : r.replayed == 0 ? "nothing replayed"
-                                   : "no suspect");
+  static constexpr const char* kVerdicts[] = {"suspect", "nothing replayed",
+                                              "no suspect"};
+  JsonString(&w, kVerdicts[static_cast<int>(OutcomeOf(r))]);
   w.Key("first_suspect");
   if (r.first_suspect) {
     const ReplayCheck& c = r.checks[*r.first_suspect];
@@ -170,16 +179,19 @@ table.rt tr.v-unmatched td:first-child { border-left-color: var(--unmatched); }
 // The verdict line and its class: suspect (fail), nothing replayed (no
 // verdict, a warning: not a pass), or every result within its bound.
 std::pair<std::string, const char*> ReplayVerdictLine(const ReplayResult& r) {
-  if (r.first_suspect) {
-    const ReplayCheck& c = r.checks[*r.first_suspect];
-    return {"FAIL: first suspect " + c.entry + " " + c.tensor + " (" + c.op +
-                ", " + c.dtype + "); " + std::to_string(r.suspect) +
-                " suspect tensor(s) in all",
-            "o-fail"};
-  }
-  if (r.replayed == 0) {
-    return {"No verdict: no call was replayed (nothing here is checked)",
-            "o-warning"};
+  switch (OutcomeOf(r)) {
+    case Outcome::kSuspect: {
+      const ReplayCheck& c = r.checks[*r.first_suspect];
+      return {"FAIL: first suspect " + c.entry + " " + c.tensor + " (" + c.op +
+                  ", " + c.dtype + "); " + std::to_string(r.suspect) +
+                  " suspect tensor(s) in all",
+              "o-fail"};
+    }
+    case Outcome::kNothingReplayed:
+      return {"No verdict: no call was replayed (nothing here is checked)",
+              "o-warning"};
+    case Outcome::kNoSuspect:
+      break;
   }
   return {"PASS: no suspect: every replayed result is within its bound",
           "o-pass"};
@@ -272,16 +284,21 @@ std::string ReplayTerminalSummary(const ReplayResult& r) {
                   std::to_string(checks) + " tensors checked), " +
                   std::to_string(r.not_replayable) + " not replayable, " +
                   std::to_string(r.skipped) + " skipped\n";
-  if (r.first_suspect) {
-    const ReplayCheck& c = r.checks[*r.first_suspect];
-    s += "first suspect: " + c.entry + " " + c.tensor + " (" + c.op + ", " +
-         c.dtype + ", " + Where(c) + ")\n  " + c.reason +
-         "\n  bound: " + c.bound_rule + "\n";
-    s += std::to_string(r.suspect) + " suspect tensor(s) in all\n";
-  } else if (r.replayed == 0) {
-    s += "no verdict: no call was replayed\n";
-  } else {
-    s += "no suspect: every replayed result is within its bound\n";
+  switch (OutcomeOf(r)) {
+    case Outcome::kSuspect: {
+      const ReplayCheck& c = r.checks[*r.first_suspect];
+      s += "first suspect: " + c.entry + " " + c.tensor + " (" + c.op + ", " +
+           c.dtype + ", " + Where(c) + ")\n  " + c.reason +
+           "\n  bound: " + c.bound_rule + "\n";
+      s += std::to_string(r.suspect) + " suspect tensor(s) in all\n";
+      break;
+    }
+    case Outcome::kNothingReplayed:
+      s += "no verdict: no call was replayed\n";
+      break;
+    case Outcome::kNoSuspect:
+      s += "no suspect: every replayed result is within its bound\n";
+      break;
   }
   return s;
 }
