@@ -206,22 +206,28 @@ void Aggregate(CurveComparison* c, const std::vector<Sums>& sums) {
   c->common_steps = CountCommonToAll(c->inputs);
 }
 
-// The first input whose curve ends before the longest one's, said in words.
-std::string EarlyStop(const CurveComparison& c) {
-  if (c.options.until) return "";
-  const CurveInputResult* longest = nullptr;
-  for (const auto& r : c.inputs) {
+// The longest curve: its last step and input (the first of equals).
+void FindLongest(CurveComparison* c) {
+  for (size_t k = 0; k < c->inputs.size(); ++k) {
+    const auto& r = c->inputs[k];
     if (!r.curve.empty() &&
-        (!longest || r.curve.back().step > longest->curve.back().step)) {
-      longest = &r;
+        (c->longest_input < 0 || r.curve.back().step > c->last_step)) {
+      c->last_step = r.curve.back().step;
+      c->longest_input = static_cast<int>(k);
     }
   }
+}
+
+// The first input whose curve ends before the longest one's, said in words.
+std::string EarlyStop(const CurveComparison& c) {
+  if (c.options.until || c.longest_input < 0) return "";
+  const CurveInputResult& longest =
+      c.inputs[static_cast<size_t>(c.longest_input)];
   for (const auto& r : c.inputs) {
-    if (longest && !r.curve.empty() &&
-        r.curve.back().step < longest->curve.back().step) {
+    if (!r.curve.empty() && r.curve.back().step < c.last_step) {
       return r.source + " stops at step " +
-             std::to_string(r.curve.back().step) + ", " + longest->source +
-             " goes on to step " + std::to_string(longest->curve.back().step);
+             std::to_string(r.curve.back().step) + ", " + longest.source +
+             " goes on to step " + std::to_string(c.last_step);
     }
   }
   return "";
@@ -303,6 +309,7 @@ StatusOr<CurveComparison> CompareCurves(const std::vector<CurveLog>& logs,
                           smooth ? r.smoothed : r.curve, options, &r);
   }
   Aggregate(&c, sums);
+  FindLongest(&c);
   c.early_stop = EarlyStop(c);
   return c;
 }

@@ -190,14 +190,10 @@ void AppendDivergence(const Frame& main, const Frame& diff,
 // that it stopped.
 void AppendStops(const Frame& main, const CurveComparison& c,
                  std::string* out) {
-  if (c.options.until) return;
-  int64_t last = INT64_MIN;
-  for (const auto& in : c.inputs) {
-    if (!in.curve.empty()) last = std::max(last, in.curve.back().step);
-  }
+  if (c.options.until || c.longest_input < 0) return;
   for (size_t k = 0; k < c.inputs.size(); ++k) {
     const auto& in = c.inputs[k];
-    if (in.curve.empty() || in.curve.back().step >= last) continue;
+    if (in.curve.empty() || in.curve.back().step >= c.last_step) continue;
     const CurvePoint& p = in.curve.back();
     if (!std::isfinite(p.value) || (c.options.log_y && !(p.value > 0)))
       continue;

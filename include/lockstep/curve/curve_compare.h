@@ -104,6 +104,10 @@ struct CurveComparison {
   int64_t divergent_steps = 0;       // summed over inputs
   int64_t nonfinite_mismatches = 0;  // summed over inputs
 
+  // The longest curve's last step, and which input it is (-1 when no curve
+  // has a point).
+  int64_t last_step = 0;
+  int longest_input = -1;
   // "a.log stops at step 120, b.log goes on to step 200" when, without
   // options.until, some curve ends before another; "" otherwise.
   std::string early_stop;
