@@ -129,7 +129,7 @@ def _check_built_for(path):
         raise ImportError(
             f"lockstep: {path} was built for torch {built_for}, and this "
             f"Python has torch {torch.__version__}. Rebuild it for this torch: "
-            "`pip install --no-build-isolation --force-reinstall .` from the "
+            "`pip install --force-reinstall .` from the "
             "lockstep checkout (or build with -DTorch_DIR set to this torch's "
             "TorchConfig.cmake folder)")
 
