@@ -73,6 +73,15 @@ StatusOr<std::string> CurvesSvg(const Args& a) {
 
 // TARGET/BASELINE, or msprobe's -tp/-gp in place of either.
 Status ResolveInputs(Args* a) {
+  if (!a->api_mapping_file.empty() &&
+      (std::filesystem::is_directory(a->api_mapping_file) ||
+       a->api_mapping_file.ends_with(".json"))) {
+    // `compare -am TARGET BASELINE`: -am took the target as its FILE.
+    return Status::InvalidArgument(
+        "--api-mapping " + a->api_mapping_file,
+        "-am takes an optional mapping FILE and read this dump as one. Note: "
+        "put -am after the two dumps (compare TARGET BASELINE -am)");
+  }
   std::vector<std::string> positional;
   for (const std::string* p : {&a->target, &a->baseline}) {
     if (!p->empty()) positional.push_back(*p);

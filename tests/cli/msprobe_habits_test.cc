@@ -249,6 +249,11 @@ TEST_F(MsprobeHabitsTest, CrossFrameworkMappings) {
   EXPECT_NE(amf.out.find("custom API mapping files are not read yet"),
             std::string::npos)
       << amf.out;
+  // -am before the dumps takes the target as its FILE: said so.
+  CmdRun early = RunLockstep("compare -am " + ms + " " + pt);
+  EXPECT_EQ(early.code, 2) << early.out;
+  EXPECT_NE(early.out.find("put -am after the two dumps"), std::string::npos)
+      << early.out;
   CmdRun both = RunLockstep("compare " + ms + " " + pt + " -am -fm");
   EXPECT_EQ(both.code, 2) << both.out;
 }
