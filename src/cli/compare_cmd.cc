@@ -46,6 +46,7 @@ struct Args {
   std::vector<int64_t> steps, ranks;
   std::string mode = "auto";
   std::string fuzzy_rule;  // "" (none given), "msprobe" or "1.2.2"
+  // --fuzzy-match, or implied by --fuzzy-rule (set once, after parsing).
   bool fuzzy = false, align = false, no_align = false, xlsx = false;
   bool renumber = false;
   int jobs = 0;
@@ -104,7 +105,6 @@ StatusOr<CompareOptions> MakeOptions(const Args& a) {
   CompareOptions o;
   o.steps = a.steps;
   o.ranks = a.ranks;
-  bool fuzzy = a.fuzzy || !a.fuzzy_rule.empty();
   if (!a.layer_mapping.empty()) {
     return Status::InvalidArgument(
         "--layer-mapping " + a.layer_mapping,
@@ -120,18 +120,18 @@ StatusOr<CompareOptions> MakeOptions(const Args& a) {
         "rows with -dm FILE");
   }
   bool name_mapped = a.api_mapping || !a.cell_mapping.empty();
-  if (name_mapped && (fuzzy || a.align || !a.data_mapping.empty())) {
+  if (name_mapped && (a.fuzzy || a.align || !a.data_mapping.empty())) {
     return Status::InvalidArgument(
         a.api_mapping ? "--api-mapping" : "--cell-mapping",
         "pairs rows by mapped names: not with --fuzzy-match, --align or "
         "--data-mapping");
   }
-  if (!a.data_mapping.empty() && (fuzzy || a.align)) {
+  if (!a.data_mapping.empty() && (a.fuzzy || a.align)) {
     return Status::InvalidArgument("--data-mapping",
                                    "pairs rows itself: not with --fuzzy-match "
                                    "or --align");
   }
-  if (fuzzy && a.align) {
+  if (a.fuzzy && a.align) {
     return Status::InvalidArgument("--fuzzy-match with --align",
                                    "choose one way of matching rows");
   }
@@ -174,7 +174,7 @@ StatusOr<CompareOptions> MakeOptions(const Args& a) {
   if (a.jobs < 0)
     return Status::InvalidArgument("--jobs", "must be >= 1 (0: all cores)");
   o.jobs = a.jobs == 0 ? HardwareThreads() : a.jobs;
-  o.fuzzy_match = a.fuzzy || !a.fuzzy_rule.empty();
+  o.fuzzy_match = a.fuzzy;
   o.fuzzy_rule =
       a.fuzzy_rule == "1.2.2" ? FuzzyRule::kStructures : FuzzyRule::kMsprobe;
   o.align = a.align      ? AlignMode::kOn
@@ -344,7 +344,7 @@ Status CheckCheckpointOptions(const Args& a) {
         "--mode " + a.mode,
         "checkpoints are compared tensor by tensor. Note: leave --mode out");
   }
-  if (a.fuzzy || !a.fuzzy_rule.empty() || a.align || a.no_align || a.renumber ||
+  if (a.fuzzy || a.align || a.no_align || a.renumber ||
       !a.data_mapping.empty() || a.api_mapping || !a.cell_mapping.empty() ||
       !a.layer_mapping.empty() || !a.steps.empty() || !a.ranks.empty()) {
     return Status::InvalidArgument(
@@ -550,6 +550,7 @@ int Run(int argc, char** argv, ShareGroup* group) {
   }
   if (int rc = ParseOrExit(app, argc, argp.data()); rc >= 0) return rc;
   a.api_mapping = am->count() > 0;
+  a.fuzzy = a.fuzzy || !a.fuzzy_rule.empty();
   ApplyLoggingOptions(a.logging);
   Prepared p;
   Status ready = Prepare(&a, group == nullptr || group->index() == 0, &p);
