@@ -192,22 +192,22 @@ bool LongNumber(std::string_view cell) {
 struct CountSink {
   static constexpr size_t kSample = 100000;
   StringCounter* counts;
-  StringCounter sample;
   size_t long_seen = 0, long_distinct = 0;
   bool count_long = true;
   void Run(size_t, size_t) {}
   void Left(size_t) {}
   void Value(size_t, std::string_view cell, std::string_view) {
     if (cell.size() > kMaxDictLength) return;
-    if (LongNumber(cell)) {
-      if (!count_long) return;
-      if (long_seen < kSample) {
-        long_distinct += sample.Add(cell);
-        if (++long_seen == kSample)
-          count_long = long_distinct * 10 <= kSample * 9;
-      }
+    bool long_number = LongNumber(cell);
+    if (long_number && !count_long) return;
+    bool added = counts->Add(cell);
+    // Only this path adds long numbers, so `added` says whether the sample
+    // met this one before.
+    if (long_number && long_seen < kSample) {
+      long_distinct += added;
+      if (++long_seen == kSample)
+        count_long = long_distinct * 10 <= kSample * 9;
     }
-    counts->Add(cell);
   }
 };
 
