@@ -23,6 +23,8 @@ std::string HtmlEscape(std::string_view s);
 //    of any row's cells; a row's missing cells are ""),
 //    "index": [row number] (absent: rows 0..n-1 of the result),
 //    "dict": [str], "cells": [COLUMN] (W of them),
+//    "derive": [[c, a, b, relative]] (statistics mode: cell column c's
+//    derived cells are made from columns a and b; absent: none),
 //    "verdict": COLUMN ("0" pass, "1" warning, "2" error, "3" unmatched),
 //    "rank": COLUMN, "step": COLUMN (decimal), "notes": COLUMN ("\n"-joined
 //    messages)}
@@ -34,6 +36,15 @@ std::string HtmlEscape(std::string_view s);
 //            its left when that one was null, else equal to the cell above
 //   "c..."   a literal: the first (c - 35) characters of the cell above
 //            (ASCII only; "" above the first row) followed by the rest
+//   true     a derived cell (a column of "derive"): "0" when the texts of
+//            a and b are equal, else x - y as Python's repr, or with
+//            `relative` |x - y| / |y| * 100 as its repr + "%" ("inf" when
+//            y is 0), x and y the numbers a and b hold (correctly
+//            rounded). No cell takes a prefix from a derived cell above
+//            it, and the cells of and right of a derived column are never
+//            null.
+//   [k, "x y"]  dict[k] with its U+0001 blanks filled, in order, by the
+//            space-separated numbers (notes only)
 // Strings are sanitized UTF-8 (bytes that are not become U+FFFD).
 // `rows`: indices into r.rows, ascending; nullptr: every row.
 void WriteTable(const CompareResult& r, const std::vector<size_t>* rows,

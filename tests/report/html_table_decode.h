@@ -8,10 +8,17 @@
 #include <gtest/gtest.h>
 #include <rapidjson/document.h>
 
+#include <charconv>
+#include <cmath>
 #include <string>
 #include <vector>
 
+#include "lockstep/numerics/pyfloat.h"
+
 namespace lockstep::testing {
+
+// Stands for a derived cell (`true`) until DecodeTable fills it.
+inline const std::string kDerivedCell = "\x7f(derived)";
 
 struct DecodedTable {
   size_t n = 0;
@@ -31,7 +38,36 @@ inline std::vector<std::string> DecodeColumn(
   bool from_left = false;
   for (const rapidjson::Value& t : tokens.GetArray()) {
     size_t i = out.size();
-    if (t.IsNull()) {
+    if (t.IsBool()) {
+      EXPECT_TRUE(t.GetBool()) << "false at " << i;
+      out.push_back(kDerivedCell);
+      from_left = false;
+    } else if (t.IsArray()) {
+      // [k, "x y"]: dict[k] with its U+0001 blanks filled by x, y.
+      EXPECT_TRUE(t.Size() == 2 && t[0].IsUint() &&
+                  t[0].GetUint() < dict.Size() && t[1].IsString())
+          << "template at " << i;
+      if (t.Size() != 2 || !t[0].IsUint() || t[0].GetUint() >= dict.Size() ||
+          !t[1].IsString())
+        return out;
+      std::string form = dict[t[0].GetUint()].GetString();
+      std::string nums = t[1].GetString(), cell;
+      size_t from = 0;
+      for (char ch : form) {
+        if (ch != '\x01') {
+          cell += ch;
+          continue;
+        }
+        size_t to = nums.find(' ', from);
+        EXPECT_NE(from, std::string::npos) << "too few numbers at " << i;
+        if (from == std::string::npos) return out;
+        cell += nums.substr(from, to == std::string::npos ? to : to - from);
+        from = to == std::string::npos ? to : to + 1;
+      }
+      EXPECT_EQ(from, std::string::npos) << "numbers left over at " << i;
+      out.push_back(cell);
+      from_left = false;
+    } else if (t.IsNull()) {
       EXPECT_TRUE(left != nullptr && i < left->size()) << "null at " << i;
       if (!left || i >= left->size()) return out;
       out.push_back((*left)[i]);
@@ -80,6 +116,33 @@ inline DecodedTable DecodeTable(const rapidjson::Value& t) {
   for (size_t c = 0; c < d.width; ++c) {
     d.cells.push_back(DecodeColumn(t["cells"][static_cast<unsigned>(c)], d.n,
                                    dict, c > 0 ? &d.cells[c - 1] : nullptr));
+  }
+  if (t.HasMember("derive")) {
+    // [column, a, b, relative]: a - b as Python's repr, or |a - b| / |b| *
+    // 100 as its repr + "%"; "0" when the two texts are equal.
+    for (const rapidjson::Value& v : t["derive"].GetArray()) {
+      size_t c = v[0].GetUint(), a = v[1].GetUint(), b = v[2].GetUint();
+      bool relative = v[3].GetBool();
+      for (size_t i = 0; i < d.n; ++i) {
+        std::string& cell = d.cells[c][i];
+        if (cell != kDerivedCell) continue;
+        const std::string &x = d.cells[a][i], &y = d.cells[b][i];
+        if (x == y) {
+          cell = "0";
+          continue;
+        }
+        double p = 0, q = 0;
+        std::from_chars(x.data(), x.data() + x.size(), p);
+        std::from_chars(y.data(), y.data() + y.size(), q);
+        cell = !relative ? PyFloatRepr(p - q)
+               : q == 0  ? "inf"
+                         : PyFloatRepr(std::fabs((p - q) / q * 100)) + "%";
+      }
+    }
+  }
+  for (size_t c = 0; c < d.width; ++c) {
+    for (const std::string& cell : d.cells[c])
+      EXPECT_NE(cell, kDerivedCell) << "column " << c << " derives nothing";
   }
   d.verdict = DecodeColumn(t["verdict"], d.n, dict, nullptr);
   d.rank = DecodeColumn(t["rank"], d.n, dict, nullptr);
