@@ -25,6 +25,7 @@
 #include "lockstep/curve/curve_compare.h"
 #include "lockstep/curve/curve_plot.h"
 #include "lockstep/curve/readers.h"
+#include "lockstep/format/api_mapping_file.h"
 #include "lockstep/format/checkpoint.h"
 #include "lockstep/format/yaml_mapping.h"
 #include "lockstep/report/csv_report.h"
@@ -112,13 +113,6 @@ StatusOr<CompareOptions> MakeOptions(const Args& a) {
         "dumps' construct.json and stack.json scope trees. Note: map "
         "cells to modules with -cm FILE, or rows to rows with -dm FILE");
   }
-  if (!a.api_mapping_file.empty()) {
-    return Status::InvalidArgument(
-        "--api-mapping " + a.api_mapping_file,
-        "custom API mapping files are not read yet. Note: -am alone maps "
-        "MindSpore API names with msprobe's built-in table; pair single "
-        "rows with -dm FILE");
-  }
   bool name_mapped = a.api_mapping || !a.cell_mapping.empty();
   if (name_mapped && (a.fuzzy || a.align || !a.data_mapping.empty())) {
     return Status::InvalidArgument(
@@ -151,6 +145,19 @@ StatusOr<CompareOptions> MakeOptions(const Args& a) {
         "unknown mode. Note: use auto, tensor, statistics or md5");
   }
   o.api_mapping = a.api_mapping;
+  if (!a.api_mapping_file.empty()) {
+    LOCKSTEP_ASSIGN_OR_RETURN(auto entries,
+                              ReadApiMappingFile(a.api_mapping_file));
+    std::vector<std::string> warnings;
+    size_t read = entries.size();
+    auto usable = UsableApiMappings(std::move(entries), &warnings);
+    for (const std::string& w : warnings) LogWarning(w);
+    LogInfo("API mapping: " + std::to_string(usable.size()) + " of " +
+            std::to_string(read) + " entries used, on top of msprobe's " +
+            "built-in names (" + a.api_mapping_file + ")");
+    o.api_mapping_entries =
+        std::make_shared<const std::vector<ApiMappingEntry>>(std::move(usable));
+  }
   if (!a.cell_mapping.empty()) {
     LOCKSTEP_ASSIGN_OR_RETURN(auto pairs, ReadYamlMapping(a.cell_mapping));
     if (a.api_mapping) {
@@ -479,8 +486,11 @@ int Run(int argc, char** argv, ShareGroup* group) {
                      "msprobe's -am, for a MindSpore target against a "
                      "PyTorch baseline: match MindSpore API names to "
                      "PyTorch ones with msprobe's built-in table (Mint.cos "
-                     "-> Torch.cos, Functional.add -> Torch.add); a custom "
-                     "mapping FILE is not read yet")
+                     "-> Torch.cos, Functional.add -> Torch.add); with a "
+                     "YAML FILE (`- ms_api: ...`, `pt_api: ...`, `ms_args: "
+                     "[0, 1]`, `pt_args: [1, 0]`, ms_/pt_output, "
+                     "parameters), also the APIs and arguments it names. "
+                     "Give -am after the two dumps")
           ->expected(0, 1);
   app.add_option("--cell-mapping,--cell_mapping", a.cell_mapping,
                  "msprobe's -cm: a YAML file of `cell.Class: module.Class` "

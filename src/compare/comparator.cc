@@ -255,11 +255,17 @@ void AddBaselineOnly(const std::vector<OpRow>& t, const std::vector<OpRow>& b,
 // row that mapping leaves unmatched gets a name no baseline row has). Each
 // row's entry is its mapped name less the part after the entry.
 std::vector<OpRow> NameMappedRows(const std::vector<OpRow>& t,
+                                  const std::vector<OpRow>& b,
                                   const CompareOptions& options) {
   std::vector<OpRow> out = t;
-  for (OpRow& r : out) {
+  std::vector<std::string> user;
+  if (options.api_mapping_entries)
+    user = UserApiMappedNames(*options.api_mapping_entries, t, b);
+  for (size_t k = 0; k < out.size(); ++k) {
+    OpRow& r = out[k];
     std::optional<std::string> name =
-        options.api_mapping
+        !user.empty() ? std::move(user[k])
+        : options.api_mapping
             ? std::optional<std::string>(MsApiMappedName(r.name))
             : CellMappedName(r.name, *options.cell_mapping);
     if (!name) name = "\x01unmatched." + r.name;
@@ -310,7 +316,7 @@ std::vector<int> MatchFor(const std::vector<OpRow>& t,
   mo.renumber_params_grad = options.renumber_params_grad;
   mo.data_mapping = options.data_mapping.get();
   std::vector<int> match = name_mapped
-                               ? MatchRows(NameMappedRows(t, options), b, mo)
+                               ? MatchRows(NameMappedRows(t, b, options), b, mo)
                                : MatchRows(t, b, mo);
   AddBaselineOnly(t, b, match, pair, &result->gaps);
   return match;

@@ -1,7 +1,9 @@
 #include "lockstep/compare/name_mapping.h"
 
+#include <optional>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace lockstep {
 namespace {
@@ -61,7 +63,91 @@ bool HasSegment(std::string_view name, std::string_view segment) {
   }
 }
 
+// "Functional.add" of "Functional.add.0.forward.input.0" (the whole name
+// when it has one dot or none).
+std::string_view FirstTwoFields(std::string_view name) {
+  size_t d1 = name.find('.');
+  if (d1 == std::string_view::npos) return name;
+  return name.substr(0, name.find('.', d1 + 1));
+}
+
+// The name a row of `e`'s API is matched with (msprobe's rule: the text
+// after the entry and the row's marker is looked up in the MindSpore list;
+// every ".input.<item>" is then replaced by the PyTorch item).
+std::string UserMappedName(const ApiMappingEntry& e, const OpRow& r) {
+  std::string name = ReplaceFirst(r.name, e.ms_api, e.pt_api);
+  std::string entry = ReplaceFirst(r.entry, e.ms_api, e.pt_api);
+  ApiMappingTerm term = ApiMappingTerm::kArgs;
+  const char* marker = ".input.";
+  switch (r.state) {
+    case RowState::kOutput:
+      term = ApiMappingTerm::kOutput, marker = ".output.";
+      break;
+    case RowState::kParameters:
+      term = ApiMappingTerm::kParameters, marker = ".parameters.";
+      break;
+    case RowState::kParametersGrad:
+      term = ApiMappingTerm::kParametersGrad, marker = ".parameters_grad.";
+      break;
+    default:
+      break;
+  }
+  std::string prefix = entry + marker;
+  std::string_view tail = name;
+  if (tail.starts_with(prefix)) tail.remove_prefix(prefix.size());
+  const auto& ms = e.ms[static_cast<int>(term)];
+  const auto& pt = e.pt[static_cast<int>(term)];
+  std::optional<std::string> out;
+  for (size_t i = 0; i < ms.size() && i < pt.size(); ++i) {
+    if (tail == ms[i])  // no break: a later equal item wins, as in msprobe
+      out = ReplaceAll(name, marker + ms[i], marker + pt[i]);
+  }
+  return out ? *out : name + "abandoned";
+}
+
 }  // namespace
+
+std::vector<ApiMappingEntry> UsableApiMappings(
+    std::vector<ApiMappingEntry> entries, std::vector<std::string>* warnings) {
+  static constexpr const char* kTerms[] = {"args", "output", "parameters",
+                                           "parameters_grad"};
+  std::vector<ApiMappingEntry> out;
+  for (ApiMappingEntry& e : entries) {
+    bool equal = true;
+    for (int t = 0; t < kApiMappingTerms && equal; ++t) {
+      if (e.ms[t].size() == e.pt[t].size()) continue;
+      equal = false;
+      warnings->push_back(
+          "the API mapping entry at line " + std::to_string(e.line) + " (" +
+          e.ms_api + "): ms_" + kTerms[t] + " has " +
+          std::to_string(e.ms[t].size()) + " items and pt_" + kTerms[t] + " " +
+          std::to_string(e.pt[t].size()) + ": skipped, as msprobe skips it");
+    }
+    if (equal) out.push_back(std::move(e));
+  }
+  return out;
+}
+
+std::vector<std::string> UserApiMappedNames(
+    const std::vector<ApiMappingEntry>& entries,
+    const std::vector<OpRow>& target, const std::vector<OpRow>& baseline) {
+  std::unordered_set<std::string_view> target_apis, baseline_apis;
+  for (const OpRow& r : target) target_apis.insert(FirstTwoFields(r.name));
+  for (const OpRow& r : baseline) baseline_apis.insert(FirstTwoFields(r.name));
+  std::unordered_map<std::string_view, const ApiMappingEntry*> last;
+  for (const ApiMappingEntry& e : entries) {
+    if (target_apis.contains(e.ms_api) && baseline_apis.contains(e.pt_api))
+      last[e.ms_api] = &e;
+  }
+  std::vector<std::string> out;
+  out.reserve(target.size());
+  for (const OpRow& r : target) {
+    auto it = last.find(FirstTwoFields(r.name));
+    out.push_back(it == last.end() ? MsApiMappedName(r.name)
+                                   : UserMappedName(*it->second, r));
+  }
+  return out;
+}
 
 std::string MsApiMappedName(const std::string& name) {
   size_t d1 = name.find('.');

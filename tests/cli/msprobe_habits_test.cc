@@ -202,7 +202,8 @@ TEST_F(MsprobeHabitsTest, StepAndRankSelection) {
 // A MindSpore dump against a PyTorch one (msprobe's own test inputs):
 // -am maps Mint.cos to Torch.cos and pairs the rest by name, as msprobe
 // 26.2's ms_compare does (checked live in cross_framework_live_test.py);
-// -cm maps cells to modules; -lm and -am FILE say they are not supported.
+// -cm maps cells to modules; -am FILE pairs the arguments it names; -lm
+// says it is not supported.
 TEST_F(MsprobeHabitsTest, CrossFrameworkMappings) {
   const std::string ms = kFix + "/cross_framework/mindspore";
   const std::string pt = kFix + "/cross_framework/pytorch";
@@ -244,11 +245,33 @@ TEST_F(MsprobeHabitsTest, CrossFrameworkMappings) {
   EXPECT_NE(lm.out.find("layer mapping (-lm) is not supported"),
             std::string::npos)
       << lm.out;
-  CmdRun amf = RunLockstep("compare " + ms + " " + pt + " -am map.yaml");
-  EXPECT_EQ(amf.code, 2) << amf.out;
-  EXPECT_NE(amf.out.find("custom API mapping files are not read yet"),
-            std::string::npos)
+  // -am FILE: the arguments it names pair across the two APIs' names.
+  std::ofstream(tmp_ / "am.yaml")
+      << "- ms_api: Functional.flash_attention_score\n"
+         "  pt_api: NPU.npu_fusion_attention\n"
+         "  ms_args: [0, 1, 2]\n  pt_args: [0, 1, 2]\n"
+         "  ms_output: [0]\n  pt_output: [0]\n";
+  const std::string amfo = (tmp_ / "amf").string();
+  CmdRun amf = RunLockstep("compare " + ms + " " + pt + " -o " + amfo +
+                           " -am " + (tmp_ / "am.yaml").string());
+  EXPECT_EQ(amf.code, 1) << amf.out;
+  EXPECT_NE(amf.out.find("API mapping: 1 of 1 entries used"), std::string::npos)
       << amf.out;
+  for (const auto& f : fs::directory_iterator(amfo))
+    if (f.path().extension() == ".csv") csv = Slurp(f.path());
+  EXPECT_NE(csv.find("Functional.flash_attention_score.0.forward.input.2,"
+                     "NPU.npu_fusion_attention.0.forward.input.2"),
+            std::string::npos)
+      << csv.substr(0, 3000);
+  EXPECT_NE(csv.find("Functional.flash_attention_score.0.forward.input.3,N/A"),
+            std::string::npos);
+  std::ofstream(tmp_ / "bad.yaml") << "- ms_api: A.b\n  pt_api: C.d\n"
+                                      "  ms_arg: [0]\n";
+  CmdRun bad = RunLockstep("compare " + ms + " " + pt + " -am " +
+                           (tmp_ / "bad.yaml").string());
+  EXPECT_EQ(bad.code, 3) << bad.out;  // a bad input file, as a bad -dm file
+  EXPECT_NE(bad.out.find("line 3: unknown key 'ms_arg'"), std::string::npos)
+      << bad.out;
   // -am before the dumps takes the target as its FILE: said so.
   CmdRun early = RunLockstep("compare -am " + ms + " " + pt);
   EXPECT_EQ(early.code, 2) << early.out;

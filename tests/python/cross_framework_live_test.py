@@ -1,5 +1,6 @@
 """A MindSpore dump against a PyTorch one, compared by lockstep and by the
-installed msprobe (mindstudio-probe 26's ms_compare, its `-am` and `-cm`):
+installed msprobe (mindstudio-probe 26's ms_compare, its `-am`, `-am FILE`
+with six mapping files, and `-cm`):
 the same rows paired, row for row, with the same Result and the same
 statistics. The dumps are msprobe's own test inputs
 (tests/fixtures/msprobe/cross_framework).
@@ -8,7 +9,9 @@ msprobe's MindSpore compare is imported without its package __init__, which
 needs MindSpore itself (not installed; the compare does not use it).
 Not compared: the NPU/Bench Dtype and Tensor Shape of outputs that are None
 (msprobe 26.2 writes N/A, lockstep and the msprobe of the kept fixture
-tables None). Numbers are compared to 1e-9 relative: the msprobe that wrote
+tables None). msprobe's docs show a mapping file layout that msprobe 26.2
+crashes on; lockstep reads it, and its table is checked against msprobe's
+for the same mapping in the layout msprobe reads. Numbers are compared to 1e-9 relative: the msprobe that wrote
 the kept fixture tables (HEAD 8ff00da3) re-parses each statistic with
 pandas' fast float parser before subtracting, and lockstep reproduces that
 (tests/integration/msprobe_parity_test.cc); msprobe 26.2 subtracts the
@@ -45,6 +48,36 @@ network_with_loss.module.language_model.encoder.layers.0.attention.ParallelAtten
 network_with_loss.module: module.module
 input_norm.FusedRMSNorm: input_norm.RMSNorm
 """
+
+
+FA = "- ms_api: Functional.flash_attention_score\n  pt_api: NPU.npu_fusion_attention\n"
+# User API mapping files (-am FILE), in the layout msprobe reads (a list,
+# ms_output/pt_output).
+API_MAPS = {
+    "output": FA + "  ms_args: [0, 1, 2]\n  pt_args: [0, 1, 2]\n"
+                   "  ms_output: [0]\n  pt_output: [0]\n",
+    # permuted positions, a kwarg by name, a kwarg to a position
+    "permuted": FA + "  ms_args: [0, 1, 2, attn_mask, pre_tokens]\n"
+                     "  pt_args: [1, 0, 2, atten_mask, 3]\n"
+                     "  ms_output: [0, 1, 2, 3]\n  pt_output: [0, 1, 2, 3]\n",
+    # unequal lists: the first entry is skipped, the second used
+    "unequal": FA + "  ms_args: [0, 1]\n  pt_args: [0]\n  ms_output: [0]\n"
+                    "  pt_output: [0]\n- ms_api: Mint.cos\n  pt_api: Torch.cos\n"
+                    "  ms_args: [0]\n  pt_args: [0]\n  ms_output: [0]\n  pt_output: [0]\n",
+    # an API one dump lacks: the entry is skipped
+    "absent": "- ms_api: Functional.not_in_dump\n  pt_api: NPU.npu_fusion_attention\n"
+              "  ms_args: [0]\n  pt_args: [0]\n",
+    # a cell path as the API
+    "cell": "- ms_api: Cell.network_with_loss\n  pt_api: Module.module\n"
+            "  ms_args: [0]\n  pt_args: [0]\n  ms_output: [0, 1]\n  pt_output: [0, 1]\n",
+    # swapped inputs of one API
+    "swapped": "- ms_api: Tensor.__add__\n  pt_api: Tensor.__add__\n"
+               "  ms_args: [1, 0]\n  pt_args: [0, 1]\n  ms_output: [0]\n  pt_output: [0]\n",
+}
+# What msprobe's docs show, on which msprobe 26.2 crashes (one entry without
+# "- ", the key ms_outputs): lockstep reads it as API_MAPS["output"].
+DOCUMENTED = ("ms_api: Functional.flash_attention_score\npt_api: NPU.npu_fusion_attention\n"
+              "ms_args: [0, 1, 2]\npt_args: [0, 1, 2]\nms_outputs: [0]\npt_outputs: [0]\n")
 
 
 def table(folder):
@@ -108,10 +141,16 @@ def main():
         cm = os.path.join(tmp, "cell_mapping.yaml")
         with open(cm, "w") as f:
             f.write(CELL_MAP)
-        for name, mapping, value, flags in [
-                ("-am (built-in API mapping)", "api_mapping", "-", ["-am"]),
-                ("-cm (cell mapping)", "cell_mapping", cm, ["-cm", cm])]:
-            work = os.path.join(tmp, mapping)
+        cases = [("-am (built-in API mapping)", "api_mapping", "-", ["-am"]),
+                 ("-cm (cell mapping)", "cell_mapping", cm, ["-cm", cm])]
+        for key, text in list(API_MAPS.items()) + [("documented", DOCUMENTED)]:
+            with open(os.path.join(tmp, key + ".yaml"), "w") as f:
+                f.write(text)
+            theirs = os.path.join(tmp, ("output" if key == "documented" else key) + ".yaml")
+            cases.append((f"-am FILE ({key})", "api_mapping", theirs,
+                          ["-am", os.path.join(tmp, key + ".yaml")]))
+        for k, (name, mapping, value, flags) in enumerate(cases):
+            work = os.path.join(tmp, f"case{k}")
             os.makedirs(work)
             failed += one(name, ms, pt, mapping, value, flags, lockstep, work)
     print("cross framework: " + ("FAIL" if failed else "lockstep's tables are msprobe's"))

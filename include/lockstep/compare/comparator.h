@@ -47,6 +47,9 @@ struct CompareOptions {
   // streams are then not aligned.
   bool api_mapping = false;
   std::shared_ptr<const CellMapping> cell_mapping;
+  // msprobe's -am FILE: the usable entries (UsableApiMappings), applied on
+  // top of the built-in names; non-null implies api_mapping.
+  std::shared_ptr<const std::vector<ApiMappingEntry>> api_mapping_entries;
   // Only these steps / ranks of each side (empty: all). A step or rank
   // asked for that one side lacks is an error (CompareDumpRows).
   std::vector<int64_t> steps, ranks;
