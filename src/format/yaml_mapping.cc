@@ -1,115 +1,172 @@
-// ParseYamlMapping: the block-style, one-level subset of YAML that
-// msprobe's data_mapping.yaml files use (see the header).
+// ParseYamlMapping and ParseYamlTwoLevel: the block-style subsets of YAML
+// that msprobe's data_mapping.yaml and layer mapping files use (see the
+// header).
 #include "lockstep/format/yaml_mapping.h"
 
+#include <set>
 #include <unordered_set>
 
 #include "lockstep/core/file.h"
+#include "yaml_scalar.h"
 
 namespace lockstep {
 namespace {
 
 using Pairs = std::vector<std::pair<std::string, std::string>>;
+using yaml_detail::ReadYamlScalar;
+using yaml_detail::YamlBlank;
+using yaml_detail::YamlRestIsEmpty;
+using yaml_detail::YamlTrim;
 
-bool IsSpace(char c) { return c == ' ' || c == '\t'; }
+constexpr char kTwoLevelHint[] =
+    " (expected `key:` lines, each followed by its indented `name: value` "
+    "lines)";
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (IsSpace(s.front()) || s.front() == '\r'))
-    s.remove_prefix(1);
-  while (!s.empty() && (IsSpace(s.back()) || s.back() == '\r'))
-    s.remove_suffix(1);
-  return s;
+// A line starts a block sequence: `-` alone or before a blank.
+bool IsListItem(std::string_view t) {
+  return t == "-" || (t.size() > 1 && t[0] == '-' && YamlBlank(t[1]));
 }
 
-// Reads one scalar at the start of `s` (after spaces): a quoted string, or
-// a plain one ending at `stop` (": " for keys, a " #" comment or the end
-// for values). Advances `s` past it. Returns false with `why` set.
-bool Scalar(std::string_view* s, bool key, std::string* out, std::string* why) {
-  *s = Trim(*s);
-  out->clear();
-  if (s->empty()) {
-    *why = key ? "a key is missing" : "a value is missing";
-    return false;
+// Reads a two-level mapping line by line (ParseYamlTwoLevel).
+class TwoLevelParser {
+ public:
+  explicit TwoLevelParser(std::string_view subject) : subject_(subject) {}
+
+  // One line (without its '\n'), numbered from 1.
+  Status Take(size_t no, std::string_view line);
+
+  YamlTwoLevel Finish() {
+    out_.null_document = !body_;
+    return std::move(out_);
   }
-  char q = s->front();
-  if (q == '\'' || q == '"') {
-    size_t i = 1;
-    for (; i < s->size(); ++i) {
-      char c = (*s)[i];
-      if (c == q) {
-        if (q == '\'' && i + 1 < s->size() && (*s)[i + 1] == '\'') {
-          out->push_back('\'');  // '' is a quote inside '...'
-          ++i;
-          continue;
-        }
-        break;
-      }
-      if (q == '"' && c == '\\') {
-        if (i + 1 >= s->size()) break;
-        char e = (*s)[++i];
-        switch (e) {
-          case 'n':
-            out->push_back('\n');
-            break;
-          case 't':
-            out->push_back('\t');
-            break;
-          case '\\':
-          case '"':
-          case '/':
-            out->push_back(e);
-            break;
-          default:
-            *why = std::string("unsupported escape \\") + e;
-            return false;
-        }
-        continue;
-      }
-      out->push_back(c);
-    }
-    if (i >= s->size()) {
-      *why = "a quoted string is not closed on its line";
-      return false;
-    }
-    s->remove_prefix(i + 1);
-    return true;
+
+ private:
+  Status Bad(size_t no, const std::string& why) const {
+    return Status::Corruption(
+        subject_, "line " + std::to_string(no) + ": " + why + kTwoLevelHint);
   }
-  // Plain scalars: YAML's indicators that would start something else.
-  if (std::string_view("[]{}&*!|>%@`-?,").find(q) != std::string_view::npos &&
-      !(q == '-' && s->size() > 1 && !IsSpace((*s)[1]))) {
-    *why = std::string("'") + q +
-           "' starts a YAML construct a flat mapping does not have";
-    return false;
+  Status TopLine(size_t no, std::string_view t);
+  Status ChildLine(size_t no, size_t indent, std::string_view t);
+  Status Key(size_t no, std::string_view* rest, YamlScalar* key) const;
+  Status Value(size_t no, std::string_view rest, YamlScalar* value) const;
+
+  std::string_view subject_;
+  YamlTwoLevel out_;
+  bool body_ = false;   // a line other than comments, blanks and `---`
+  bool empty_ = false;  // the document is `{}`
+  bool open_ = false;   // the last section may take indented lines
+  size_t child_indent_ = 0;
+  std::set<std::pair<YamlType, std::string>> top_keys_, child_keys_;
+};
+
+Status TwoLevelParser::Take(size_t no, std::string_view line) {
+  if (line.find('\0') != std::string_view::npos) return Bad(no, "a NUL byte");
+  std::string_view t = YamlTrim(line);
+  if (t.empty() || t.front() == '#') return Status::Ok();
+  size_t indent = line.find_first_not_of(' ');
+  if (line[indent] == '\t') return Bad(no, "a tab in the indentation");
+  if (indent > 0) return ChildLine(no, indent, t);
+  if (!body_ && t == "---") return Status::Ok();
+  if (t == "..." || t == "---") return Bad(no, "a second YAML document");
+  if (empty_) return Bad(no, "text after `{}`");
+  if (t == "{}" && !body_) {
+    body_ = empty_ = true;
+    return Status::Ok();
   }
-  size_t end = s->size();
-  if (key) {
-    size_t colon = std::string_view::npos;
-    for (size_t i = 0; i < s->size(); ++i) {
-      if ((*s)[i] == ':' && (i + 1 == s->size() || IsSpace((*s)[i + 1]))) {
-        colon = i;
-        break;
-      }
-    }
-    if (colon == std::string_view::npos) {
-      *why = "expected `key: value`";
-      return false;
-    }
-    end = colon;
-  } else {
-    for (size_t i = 0; i + 1 < s->size(); ++i) {
-      if (IsSpace((*s)[i]) && (*s)[i + 1] == '#') {
-        end = i;
-        break;
-      }
-    }
+  body_ = true;
+  return TopLine(no, t);
+}
+
+Status TwoLevelParser::Key(size_t no, std::string_view* rest,
+                           YamlScalar* key) const {
+  std::string why;
+  bool quoted = false;
+  if (!ReadYamlScalar(rest, /*key=*/true, &key->text, &quoted, &why))
+    return Bad(no, why);
+  if (!quoted && key->text.empty()) return Bad(no, "a key is missing");
+  key->type = quoted ? YamlType::kStr : PlainYamlType(key->text);
+  key->line = no;
+  *rest = YamlTrim(*rest);
+  if (rest->empty() || rest->front() != ':')
+    return Bad(no, "expected ':' after the key");
+  rest->remove_prefix(1);
+  return Status::Ok();
+}
+
+// A scalar value and nothing after it but a comment.
+Status TwoLevelParser::Value(size_t no, std::string_view rest,
+                             YamlScalar* value) const {
+  std::string why;
+  bool quoted = false;
+  if (!ReadYamlScalar(&rest, /*key=*/false, &value->text, &quoted, &why))
+    return Bad(no, why);
+  if (!YamlRestIsEmpty(rest)) return Bad(no, "text after a value");
+  value->type = quoted ? YamlType::kStr : PlainYamlType(value->text);
+  value->line = no;
+  return Status::Ok();
+}
+
+// True when `rest` is `{}` and maybe a comment.
+bool IsEmptyFlow(std::string_view rest) {
+  rest = YamlTrim(rest);
+  return rest.starts_with("{}") && YamlRestIsEmpty(rest.substr(2));
+}
+
+Status TwoLevelParser::TopLine(size_t no, std::string_view t) {
+  if (IsListItem(t)) return Bad(no, "a list; expected a mapping");
+  YamlSection s;
+  LOCKSTEP_RETURN_IF_ERROR(Key(no, &t, &s.key));
+  if (!top_keys_.emplace(s.key.type, s.key.text).second)
+    return Bad(no, "'" + s.key.text + "' is given twice");
+  s.scalar = YamlScalar{"", YamlType::kNull, no};
+  open_ = YamlRestIsEmpty(t);
+  if (IsEmptyFlow(t)) {
+    s.is_mapping = true;
+  } else if (!open_) {
+    LOCKSTEP_RETURN_IF_ERROR(Value(no, t, &s.scalar));
   }
-  *out = std::string(Trim(s->substr(0, end)));
-  s->remove_prefix(end);
-  if (!key && out->find(": ") != std::string::npos) {
-    *why = "a value holds ': ' (a nested mapping?); quote it";
-    return false;
+  child_indent_ = 0;
+  child_keys_.clear();
+  out_.sections.push_back(std::move(s));
+  return Status::Ok();
+}
+
+Status TwoLevelParser::ChildLine(size_t no, size_t indent, std::string_view t) {
+  if (out_.sections.empty()) return Bad(no, "indented, but under no key");
+  YamlSection& s = out_.sections.back();
+  if (!open_) {
+    return Bad(no, "indented under '" + s.key.text +
+                       "', which has a value on its line");
   }
-  return true;
+  if (child_indent_ == 0) child_indent_ = indent;
+  if (indent > child_indent_) return Bad(no, "a third level of nesting");
+  if (indent < child_indent_)
+    return Bad(no, "indented less than the lines above it");
+  if (IsListItem(t)) return Bad(no, "a list under '" + s.key.text + "'");
+  std::pair<YamlScalar, YamlScalar> e;
+  LOCKSTEP_RETURN_IF_ERROR(Key(no, &t, &e.first));
+  if (!child_keys_.emplace(e.first.type, e.first.text).second)
+    return Bad(
+        no, "'" + e.first.text + "' is given twice under '" + s.key.text + "'");
+  if (IsEmptyFlow(t)) return Bad(no, "a mapping as a value (a third level)");
+  e.second = YamlScalar{"", YamlType::kNull, no};
+  if (!YamlRestIsEmpty(t)) LOCKSTEP_RETURN_IF_ERROR(Value(no, t, &e.second));
+  s.is_mapping = true;
+  s.entries.push_back(std::move(e));
+  return Status::Ok();
+}
+
+// Calls take(line number, line) for each line of `text`.
+template <typename Take>
+Status ForEachLine(std::string_view text, Take take) {
+  size_t no = 0;
+  while (!text.empty()) {
+    size_t nl = text.find('\n');
+    LOCKSTEP_RETURN_IF_ERROR(take(++no, text.substr(0, nl)));
+    text =
+        nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+  }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -133,27 +190,30 @@ StatusOr<Pairs> ParseYamlMapping(std::string_view text,
                        "one per line)");
     };
     if (line.find('\0') != std::string_view::npos) return bad("a NUL byte");
-    std::string_view t = Trim(line);
+    std::string_view t = YamlTrim(line);
     if (t.empty() || t.front() == '#') continue;
     if (!body && t == "---") continue;
     if (t == "{}" && !body && out.empty()) {
       body = true;  // the empty mapping
       continue;
     }
-    if (IsSpace(line.front())) return bad("indented (nesting is not read)");
+    if (YamlBlank(line.front())) return bad("indented (nesting is not read)");
     if (t == "..." || t == "---") return bad("a second YAML document");
     body = true;
     std::string key, value, why;
     std::string_view rest = t;
-    if (!Scalar(&rest, /*key=*/true, &key, &why)) return bad(why);
-    rest = Trim(rest);
+    bool quoted = false;
+    if (!ReadYamlScalar(&rest, /*key=*/true, &key, &quoted, &why))
+      return bad(why);
+    rest = YamlTrim(rest);
     if (rest.empty() || rest.front() != ':')
       return bad("expected ':' after the key");
     rest.remove_prefix(1);
-    if (Trim(rest).empty() || Trim(rest).front() == '#')
+    if (YamlTrim(rest).empty() || YamlTrim(rest).front() == '#')
       return bad("no value for '" + key + "' (nested mappings are not read)");
-    if (!Scalar(&rest, /*key=*/false, &value, &why)) return bad(why);
-    rest = Trim(rest);
+    if (!ReadYamlScalar(&rest, /*key=*/false, &value, &quoted, &why))
+      return bad(why);
+    rest = YamlTrim(rest);
     if (!rest.empty() && rest.front() != '#')
       return bad("text after the value of '" + key + "'");
     if (key.empty()) return bad("an empty key");
@@ -167,6 +227,20 @@ StatusOr<Pairs> ReadYamlMapping(const std::string& path) {
   StatusOr<std::string> text = ReadFileToString(path);
   if (!text.ok()) return text.status();
   return ParseYamlMapping(*text, path);
+}
+
+StatusOr<YamlTwoLevel> ParseYamlTwoLevel(std::string_view text,
+                                         std::string_view subject) {
+  TwoLevelParser parser(subject);
+  LOCKSTEP_RETURN_IF_ERROR(ForEachLine(
+      text, [&](size_t no, std::string_view l) { return parser.Take(no, l); }));
+  return parser.Finish();
+}
+
+StatusOr<YamlTwoLevel> ReadYamlTwoLevel(const std::string& path) {
+  StatusOr<std::string> text = ReadFileToString(path);
+  if (!text.ok()) return text.status();
+  return ParseYamlTwoLevel(*text, path);
 }
 
 }  // namespace lockstep
