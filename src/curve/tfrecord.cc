@@ -1,19 +1,7 @@
 #include "lockstep/curve/tfrecord.h"
 
-#include <array>
-
 namespace lockstep {
 namespace {
-
-std::array<uint32_t, 256> MakeCrc32cTable() {
-  std::array<uint32_t, 256> table{};
-  for (uint32_t i = 0; i < 256; ++i) {
-    uint32_t c = i;
-    for (int k = 0; k < 8; ++k) c = (c & 1) ? (c >> 1) ^ 0x82f63b78u : c >> 1;
-    table[i] = c;
-  }
-  return table;
-}
 
 uint64_t LoadLe64(const char* p) {
   uint64_t v = 0;
@@ -33,15 +21,6 @@ void AppendLe(std::string* out, uint64_t v, int bytes) {
 }
 
 }  // namespace
-
-uint32_t Crc32c(std::string_view data, uint32_t crc) {
-  static const std::array<uint32_t, 256> kTable = MakeCrc32cTable();
-  crc = ~crc;
-  for (char ch : data) {
-    crc = kTable[(crc ^ static_cast<unsigned char>(ch)) & 0xff] ^ (crc >> 8);
-  }
-  return ~crc;
-}
 
 std::string EncodeTfRecord(std::string_view payload) {
   std::string out;

@@ -3,6 +3,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 
 #include "lockstep/numerics/cpu_features.h"
@@ -182,6 +183,17 @@ LOCKSTEP_VCLMUL uint32_t VclmulState(uint32_t state, const unsigned char* p,
 }
 #endif  // LOCKSTEP_CRC_CLMUL
 
+// CRC-32C's byte table.
+std::array<uint32_t, 256> MakeCrc32cTable() {
+  std::array<uint32_t, 256> table{};
+  for (uint32_t i = 0; i < 256; ++i) {
+    uint32_t c = i;
+    for (int k = 0; k < 8; ++k) c = (c & 1) ? (c >> 1) ^ 0x82f63b78u : c >> 1;
+    table[i] = c;
+  }
+  return table;
+}
+
 }  // namespace
 
 uint32_t Crc32Update(uint32_t crc, std::string_view data) {
@@ -223,5 +235,14 @@ int Crc32Level() {
 }
 
 uint32_t Crc32(std::string_view data) { return Crc32Update(0, data); }
+
+uint32_t Crc32c(std::string_view data, uint32_t crc) {
+  static const std::array<uint32_t, 256> kTable = MakeCrc32cTable();
+  crc = ~crc;
+  for (char ch : data) {
+    crc = kTable[(crc ^ static_cast<unsigned char>(ch)) & 0xff] ^ (crc >> 8);
+  }
+  return ~crc;
+}
 
 }  // namespace lockstep

@@ -14,7 +14,7 @@
 #include <type_traits>
 
 #include "lockstep/core/file.h"
-#include "lockstep/curve/tfrecord.h"
+#include "lockstep/format/crc32.h"
 #include "torch/host_info.h"
 
 namespace lockstep {

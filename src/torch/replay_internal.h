@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include "lockstep/compare/replay_result.h"
+#include "lockstep/format/replay_result.h"
 #include "lockstep/core/status.h"
 #include "lockstep/format/pyvalue.h"
 #include "lockstep/numerics/replay_error.h"

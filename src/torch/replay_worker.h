@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "lockstep/compare/replay_result.h"
+#include "lockstep/format/replay_result.h"
 #include "lockstep/core/status.h"
 
 namespace lockstep {

@@ -24,7 +24,7 @@
 #include <optional>
 #include <vector>
 
-#include "lockstep/compare/replay_result.h"
+#include "lockstep/format/replay_result.h"
 #include "lockstep/format/py_json_builder.h"
 #include "lockstep/format/pyvalue.h"
 

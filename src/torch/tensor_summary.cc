@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "lockstep/compare/tensor_stats.h"
+#include "lockstep/numerics/tensor_stats.h"
 #include "lockstep/format/json_writer.h"
 #include "lockstep/format/zip.h"
 #include "lockstep/torch/tensor_bridge.h"

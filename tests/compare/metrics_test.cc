@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "compare/kernel_util.h"
+#include "numerics/kernel_util.h"
 #include "compare/metrics_reference.h"
 #include "compare/tensor_test_util.h"
 #include "lockstep/numerics/pyfloat.h"

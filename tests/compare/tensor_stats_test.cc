@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "compare/kernel_util.h"
+#include "numerics/kernel_util.h"
 #include "compare/tensor_test_util.h"
 #include "lockstep/numerics/half.h"
 

@@ -15,14 +15,12 @@
 #include <string>
 #include <string_view>
 
+#include "lockstep/format/crc32.h"  // Crc32c
+
 namespace lockstep {
 
 inline constexpr size_t kTfRecordHeaderBytes = 12;  // length + its CRC
 inline constexpr size_t kTfRecordFooterBytes = 4;   // CRC of the data
-
-// CRC-32C of `data`, continuing from `crc` (0 to start).
-// crc32c("123456789") == 0xe3069283.
-uint32_t Crc32c(std::string_view data, uint32_t crc = 0);
 
 // TFRecord's masking of a CRC (so that CRCs of CRCs are not trivial).
 inline uint32_t MaskCrc32c(uint32_t crc) {

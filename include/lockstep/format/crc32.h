@@ -27,6 +27,11 @@ uint32_t Crc32Update(uint32_t crc, std::string_view data);
 // b.size() (zlib's crc32_combine): chunks checked in parallel, merged.
 uint32_t Crc32Combine(uint32_t crc_a, uint32_t crc_b, uint64_t size_b);
 
+// CRC-32C (Castagnoli, reflected polynomial 0x82f63b78: TFRecord's framing
+// and the probe's tensor checksums) of `data`, continuing from `crc` (0 to
+// start), a byte at a time. Crc32c("123456789") == 0xe3069283.
+uint32_t Crc32c(std::string_view data, uint32_t crc = 0);
+
 // The fastest path the CPU has, up to a level: 0 zlib only, 1 PCLMULQDQ
 // (16-byte lanes), 2 VPCLMULQDQ with AVX-512 (64-byte lanes; the default
 // limit). For tests and benchmarks; returns the previous limit.

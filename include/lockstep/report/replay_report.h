@@ -15,7 +15,7 @@
 
 #include <string>
 
-#include "lockstep/compare/replay_result.h"
+#include "lockstep/format/replay_result.h"
 #include "lockstep/core/status.h"
 
 namespace lockstep {

@@ -8,7 +8,7 @@
 #include <cmath>
 #include <cstddef>
 
-#include "lockstep/compare/tensor_stats.h"
+#include "lockstep/numerics/tensor_stats.h"
 #include "lockstep/numerics/dtype.h"
 #include "lockstep/numerics/half.h"
 

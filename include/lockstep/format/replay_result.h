@@ -2,8 +2,8 @@
 // (an output of a forward call, an input gradient of a backward call), and
 // one row per entry it could not replay, with why. Plain data, written by
 // report/replay_report.h, produced by torch/replay.h.
-#ifndef LOCKSTEP_COMPARE_REPLAY_RESULT_H_
-#define LOCKSTEP_COMPARE_REPLAY_RESULT_H_
+#ifndef LOCKSTEP_FORMAT_REPLAY_RESULT_H_
+#define LOCKSTEP_FORMAT_REPLAY_RESULT_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -61,4 +61,4 @@ struct ReplayResult {
 
 }  // namespace lockstep
 
-#endif  // LOCKSTEP_COMPARE_REPLAY_RESULT_H_
+#endif  // LOCKSTEP_FORMAT_REPLAY_RESULT_H_

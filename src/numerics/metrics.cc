@@ -1,12 +1,12 @@
-#include "lockstep/compare/metrics.h"
+#include "lockstep/numerics/metrics.h"
 
 #include <algorithm>
 #include <cmath>
 #include <type_traits>
 
-#include "compare/kernel_util.h"
-#include "compare/metrics_scalar.h"
 #include "lockstep/core/check.h"
+#include "numerics/kernel_util.h"
+#include "numerics/metrics_scalar.h"
 
 namespace lockstep {
 namespace {
@@ -32,12 +32,6 @@ void BlockChunk(DType ta, const void* a, DType tb, const void* b, size_t begin,
 DType RelErrDType(DType a, DType b) {
   return internal::PairLane(a, b) == internal::Lane::kFloat ? DType::kFloat32
                                                             : DType::kFloat64;
-}
-
-PairMetrics ComputePairMetrics(const Tensor& a, const Tensor& b, int threads) {
-  LOCKSTEP_CHECK(a.numel() == b.numel());
-  return ComputePairMetrics(a.dtype(), a.data(), b.dtype(), b.data(),
-                            static_cast<size_t>(a.numel()), threads);
 }
 
 PairMetrics ComputePairMetrics(DType type_a, const void* a, DType type_b,

@@ -1,4 +1,4 @@
-#include "compare/kernel_util.h"
+#include "numerics/kernel_util.h"
 
 #include <atomic>
 #include <cstdint>

@@ -4,8 +4,8 @@
 // the tail, go through AccumulatePairOne itself (see avx2::RunKernel).
 #include <cmath>
 
-#include "compare/avx2_util.h"
-#include "compare/metrics_scalar.h"
+#include "numerics/avx2_util.h"
+#include "numerics/metrics_scalar.h"
 
 namespace lockstep::internal {
 namespace {

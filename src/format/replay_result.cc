@@ -1,4 +1,4 @@
-#include "lockstep/compare/replay_result.h"
+#include "lockstep/format/replay_result.h"
 
 namespace lockstep {
 

@@ -7,8 +7,8 @@
 #include <cmath>
 #include <cstddef>
 
-#include "compare/kernel_util.h"
-#include "lockstep/compare/metrics.h"
+#include "numerics/kernel_util.h"
+#include "lockstep/numerics/metrics.h"
 
 namespace lockstep::internal {
 

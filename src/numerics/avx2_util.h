@@ -11,7 +11,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "compare/kernel_util.h"
+#include "numerics/kernel_util.h"
 #include "lockstep/core/check.h"
 #include "lockstep/numerics/dtype.h"
 #include "lockstep/numerics/half.h"

@@ -3,8 +3,8 @@
 // tail goes through AccumulateStatOne itself (see avx2::RunKernel).
 #include <algorithm>
 
-#include "compare/avx2_util.h"
-#include "compare/tensor_stats_scalar.h"
+#include "numerics/avx2_util.h"
+#include "numerics/tensor_stats_scalar.h"
 
 namespace lockstep::internal {
 namespace {

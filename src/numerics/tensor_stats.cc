@@ -1,11 +1,11 @@
-#include "lockstep/compare/tensor_stats.h"
+#include "lockstep/numerics/tensor_stats.h"
 
 #include <algorithm>
 #include <cmath>
 #include <type_traits>
 
-#include "compare/kernel_util.h"
-#include "compare/tensor_stats_scalar.h"
+#include "numerics/kernel_util.h"
+#include "numerics/tensor_stats_scalar.h"
 
 namespace lockstep {
 namespace {
@@ -26,12 +26,6 @@ void BlockChunk(DType t, const void* data, size_t begin, size_t end, bool avx2,
 }
 
 }  // namespace
-
-TensorStats ComputeTensorStats(const Tensor& t, int threads) {
-  return ComputeTensorStats(
-      t.dtype(), t.data(), static_cast<size_t>(std::max<int64_t>(t.numel(), 0)),
-      threads);
-}
 
 TensorStats ComputeTensorStats(DType type, const void* data, size_t n,
                                int threads) {
