@@ -16,6 +16,7 @@
 #include "lockstep/compare/checkpoint_compare.h"
 #include "lockstep/compare/compare_dumps.h"
 #include "lockstep/compare/compare_share.h"
+#include "lockstep/compare/layer_mapping.h"
 #include "lockstep/compare/partial_result.h"
 #include "lockstep/compare/run_env.h"
 #include "lockstep/core/file.h"
@@ -44,6 +45,7 @@ struct Args {
   // msprobe's -am [FILE], -cm FILE, -lm FILE.
   bool api_mapping = false;
   std::string api_mapping_file, cell_mapping, layer_mapping;
+  bool layer_mapped = false;  // -lm, with or without a FILE
   std::vector<int64_t> steps, ranks;
   std::string mode = "auto";
   std::string fuzzy_rule;  // "" (none given), "msprobe" or "1.2.2"
@@ -75,14 +77,22 @@ StatusOr<std::string> CurvesSvg(const Args& a) {
 
 // TARGET/BASELINE, or msprobe's -tp/-gp in place of either.
 Status ResolveInputs(Args* a) {
-  if (!a->api_mapping_file.empty() &&
-      (std::filesystem::is_directory(a->api_mapping_file) ||
-       a->api_mapping_file.ends_with(".json"))) {
+  for (auto [file, flag] : {std::pair(&a->api_mapping_file, "am"),
+                            std::pair(&a->layer_mapping, "lm")}) {
+    if (file->empty() ||
+        !(std::filesystem::is_directory(*file) || file->ends_with(".json")))
+      continue;
     // `compare -am TARGET BASELINE`: -am took the target as its FILE.
     return Status::InvalidArgument(
-        "--api-mapping " + a->api_mapping_file,
-        "-am takes an optional mapping FILE and read this dump as one. Note: "
-        "put -am after the two dumps (compare TARGET BASELINE -am)");
+        std::string(flag[0] == 'a' ? "--api-mapping " : "--layer-mapping ") +
+            *file,
+        std::string("-") + flag +
+            " takes an optional mapping FILE and read this dump as one. "
+            "Note: put -" +
+            flag +
+            " after the two dumps (compare TARGET "
+            "BASELINE -" +
+            flag + ")");
   }
   std::vector<std::string> positional;
   for (const std::string* p : {&a->target, &a->baseline}) {
@@ -106,12 +116,13 @@ StatusOr<CompareOptions> MakeOptions(const Args& a) {
   CompareOptions o;
   o.steps = a.steps;
   o.ranks = a.ranks;
-  if (!a.layer_mapping.empty()) {
+  if (a.layer_mapped && (a.api_mapping || !a.cell_mapping.empty() ||
+                         !a.data_mapping.empty() || a.fuzzy || a.align)) {
     return Status::InvalidArgument(
-        "--layer-mapping " + a.layer_mapping,
-        "msprobe's layer mapping (-lm) is not supported: it needs the "
-        "dumps' construct.json and stack.json scope trees. Note: map "
-        "cells to modules with -cm FILE, or rows to rows with -dm FILE");
+        "--layer-mapping",
+        "makes each rank's data mapping itself: not with --api-mapping, "
+        "--cell-mapping, --data-mapping, --fuzzy-match or --align (msprobe "
+        "lets -lm replace -dm and -am/-cm replace -lm's pairs)");
   }
   bool name_mapped = a.api_mapping || !a.cell_mapping.empty();
   if (name_mapped && (a.fuzzy || a.align || !a.data_mapping.empty())) {
@@ -145,6 +156,11 @@ StatusOr<CompareOptions> MakeOptions(const Args& a) {
         "unknown mode. Note: use auto, tensor, statistics or md5");
   }
   o.api_mapping = a.api_mapping;
+  o.layer_mapping = a.layer_mapped;
+  if (!a.layer_mapping.empty()) {
+    LOCKSTEP_ASSIGN_OR_RETURN(auto rules, ReadLayerRules(a.layer_mapping));
+    o.layer_rules = std::make_shared<const LayerRules>(std::move(rules));
+  }
   if (!a.api_mapping_file.empty()) {
     LOCKSTEP_ASSIGN_OR_RETURN(auto entries,
                               ReadApiMappingFile(a.api_mapping_file));
@@ -353,7 +369,7 @@ Status CheckCheckpointOptions(const Args& a) {
   }
   if (a.fuzzy || a.align || a.no_align || a.renumber ||
       !a.data_mapping.empty() || a.api_mapping || !a.cell_mapping.empty() ||
-      !a.layer_mapping.empty() || !a.steps.empty() || !a.ranks.empty()) {
+      a.layer_mapped || !a.steps.empty() || !a.ranks.empty()) {
     return Status::InvalidArgument(
         "--fuzzy-match/--fuzzy-rule/--align/--no-align/"
         "--renumber-params-grad/--data-mapping/--api-mapping/"
@@ -496,8 +512,16 @@ int Run(int argc, char** argv, ShareGroup* group) {
                  "msprobe's -cm: a YAML file of `cell.Class: module.Class` "
                  "lines; MindSpore Cell rows are matched to these PyTorch "
                  "Module rows");
-  app.add_option("--layer-mapping,--layer_mapping", a.layer_mapping,
-                 "msprobe's -lm: not supported (use -cm or -dm)");
+  CLI::Option* lm =
+      app.add_option("--layer-mapping,--layer_mapping", a.layer_mapping,
+                     "msprobe's -lm, for a MindSpore target against a "
+                     "PyTorch baseline: pair calls by their place in the "
+                     "two models (construct.json and stack.json beside each "
+                     "dump.json), with a YAML FILE of renames per class "
+                     "(`ParallelAttention:` / `  flash_attention_score: "
+                     "core_attention_flash.npu_fusion_attention`), or none. "
+                     "Give -lm after the two dumps")
+          ->expected(0, 1);
   app.add_option("--data-mapping,--data_mapping", a.data_mapping,
                  "msprobe's -dm: a YAML file of `target row: baseline row` "
                  "lines; those rows are compared with each other (no dtype "
@@ -560,6 +584,7 @@ int Run(int argc, char** argv, ShareGroup* group) {
   }
   if (int rc = ParseOrExit(app, argc, argp.data()); rc >= 0) return rc;
   a.api_mapping = am->count() > 0;
+  a.layer_mapped = lm->count() > 0;
   a.fuzzy = a.fuzzy || !a.fuzzy_rule.empty();
   ApplyLoggingOptions(a.logging);
   Prepared p;

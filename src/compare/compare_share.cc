@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <memory>
 #include <thread>
+#include <unordered_map>
 
 #include "lockstep/compare/collectives.h"
 #include "lockstep/core/progress.h"
@@ -138,6 +140,32 @@ Status CheckAndChoose(const BothDumps& d, size_t index,
   return Status::Ok();
 }
 
+// With -lm, *out is `opt` with the pair's layer data mapping as its -dm
+// (msprobe's generate_data_mapping_by_layer_mapping, per rank as msprobe
+// runs it); a pair without construct.json and stack.json gets none.
+Status WithLayerMapping(const RankPair& p, const CompareOptions& opt,
+                        CompareOptions* out,
+                        std::vector<std::string>* warnings) {
+  if (!opt.layer_mapping) return Status::Ok();
+  LOCKSTEP_ASSIGN_OR_RETURN(LayerPairs pairs,
+                            LayerDataMapping(LayerSideOf(p.target.dump_json),
+                                             LayerSideOf(p.baseline.dump_json),
+                                             opt.layer_rules.get()));
+  *out = opt;
+  if (pairs.empty()) {
+    warnings->push_back(
+        "step " + std::to_string(p.target_step) + " rank " +
+        std::to_string(p.target.rank) +
+        ": --layer-mapping needs construct.json and stack.json beside both "
+        "dump.json files, and found neither: rows matched by name");
+    return Status::Ok();
+  }
+  out->data_mapping =
+      std::make_shared<const std::unordered_map<std::string, std::string>>(
+          pairs.begin(), pairs.end());
+  return Status::Ok();
+}
+
 // Compares pair `index`, appending its rows, warnings and gaps to `sink`.
 PairOutcome ComparePair(const RankPair& p, size_t index,
                         const CompareOptions& opt, PartialResult* part,
@@ -167,7 +195,10 @@ PairOutcome ComparePair(const RankPair& p, size_t index,
     pair.target_rows = &d.t->rows;
     pair.baseline_rows = &d.b->rows;
     NoteCollectives(p, d.t->rows, &sink->warnings, &o, warnings0);
-    s = CompareRankPair(pair, opt, sink);
+    CompareOptions layered;
+    s = WithLayerMapping(p, opt, &layered, &sink->warnings);
+    if (s.ok())
+      s = CompareRankPair(pair, opt.layer_mapping ? layered : opt, sink);
   }
   if (!s.ok()) {  // the compare ends here: what the pair added goes
     sink->rows.resize(rows0);

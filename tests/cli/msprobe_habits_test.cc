@@ -19,6 +19,7 @@ using lockstep::testing::RunCommand;
 using lockstep::testing::RunLockstep;
 
 const std::string kFix = std::string(LOCKSTEP_FIXTURES_DIR) + "/msprobe";
+const std::string kData = std::string(LOCKSTEP_SOURCE_DIR) + "/tests/data";
 const std::string kStatA = kFix + "/toy/statA/out/step0/proc18486";
 
 std::string Slurp(const fs::path& p) {
@@ -203,7 +204,7 @@ TEST_F(MsprobeHabitsTest, StepAndRankSelection) {
 // -am maps Mint.cos to Torch.cos and pairs the rest by name, as msprobe
 // 26.2's ms_compare does (checked live in cross_framework_live_test.py);
 // -cm maps cells to modules; -am FILE pairs the arguments it names; -lm
-// says it is not supported.
+// pairs calls by their place in the two models.
 TEST_F(MsprobeHabitsTest, CrossFrameworkMappings) {
   const std::string ms = kFix + "/cross_framework/mindspore";
   const std::string pt = kFix + "/cross_framework/pytorch";
@@ -240,11 +241,40 @@ TEST_F(MsprobeHabitsTest, CrossFrameworkMappings) {
       std::string::npos)
       << csv.substr(0, 3000);
 
-  CmdRun lm = RunLockstep("compare " + ms + " " + pt + " -lm x.yaml");
-  EXPECT_EQ(lm.code, 2) << lm.out;
-  EXPECT_NE(lm.out.find("layer mapping (-lm) is not supported"),
+  // -lm: msprobe's own layer-mapping test dumps (one entry a side, the
+  // embedding cell under network_with_loss against module) pair with the
+  // rule file and not without it; here, without construct.json and
+  // stack.json, rows are matched by name, with a warning.
+  const std::string la = kData + "/layer_mapping/msprobe_A";
+  const std::string lmo = (tmp_ / "lm").string();
+  CmdRun lm =
+      RunLockstep("compare " + la + "/mindspore " + la + "/pytorch -o " + lmo +
+                  " -lm " + la + "/layer_mapping.yaml");
+  EXPECT_EQ(lm.code, 1) << lm.out;  // input 0: Int32 against torch.int64
+  EXPECT_NE(lm.out.find("1 pass of 2 rows"), std::string::npos) << lm.out;
+  for (const auto& f : fs::directory_iterator(lmo))
+    if (f.path().extension() == ".csv") csv = Slurp(f.path());
+  EXPECT_NE(csv.find("VocabParallelEmbedding.forward.0.output.0,Module.module."
+                     "module.language_model.embedding.word_embeddings."
+                     "VocabParallelEmbedding.forward.0.output.0"),
             std::string::npos)
-      << lm.out;
+      << csv;
+  const std::string lmn = (tmp_ / "lm_nofile").string();
+  CmdRun nofile = RunLockstep("compare " + la + "/mindspore " + la +
+                              "/pytorch -o " + lmn + " -lm");
+  EXPECT_EQ(nofile.code, 1) << nofile.out;  // network_with_loss != module
+  for (const auto& f : fs::directory_iterator(lmn))
+    if (f.path().extension() == ".csv") csv = Slurp(f.path());
+  EXPECT_NE(csv.find("VocabParallelEmbedding.forward.0.output.0,N/A"),
+            std::string::npos)
+      << csv;
+  CmdRun bare = RunLockstep("compare " + ms + " " + pt + " -o " +
+                            (tmp_ / "bare").string() + " -lm");
+  EXPECT_NE(bare.out.find("found neither: rows matched by name"),
+            std::string::npos)
+      << bare.out;
+  CmdRun lm_dm = RunLockstep("compare " + ms + " " + pt + " -lm -am");
+  EXPECT_EQ(lm_dm.code, 2) << lm_dm.out;
   // -am FILE: the arguments it names pair across the two APIs' names.
   std::ofstream(tmp_ / "am.yaml")
       << "- ms_api: Functional.flash_attention_score\n"

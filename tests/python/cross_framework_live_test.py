@@ -1,6 +1,6 @@
 """A MindSpore dump against a PyTorch one, compared by lockstep and by the
 installed msprobe (mindstudio-probe 26's ms_compare, its `-am`, `-am FILE`
-with six mapping files, and `-cm`):
+with six mapping files, `-cm`, and `-lm` with and without its rule file):
 the same rows paired, row for row, with the same Result and the same
 statistics. The dumps are msprobe's own test inputs
 (tests/fixtures/msprobe/cross_framework).
@@ -17,13 +17,16 @@ pandas' fast float parser before subtracting, and lockstep reproduces that
 (tests/integration/msprobe_parity_test.cc); msprobe 26.2 subtracts the
 values as read, so a Mean diff can differ from the 13th digit on.
 
-  PYTHON tests/python/cross_framework_live_test.py BUILD_DIR FIXTURES
+  PYTHON tests/python/cross_framework_live_test.py BUILD_DIR FIXTURES DATA
+
+(DATA: tests/data, for msprobe's layer-mapping inputs.)
 
 With torch 1.x it prints "skipped: needs torch 2.x and mindstudio-probe".
 """
 import csv
 import glob
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -149,7 +152,24 @@ def main():
             theirs = os.path.join(tmp, ("output" if key == "documented" else key) + ".yaml")
             cases.append((f"-am FILE ({key})", "api_mapping", theirs,
                           ["-am", os.path.join(tmp, key + ".yaml")]))
-        for k, (name, mapping, value, flags) in enumerate(cases):
+        cases = [c + (ms, pt) for c in cases]
+        # -lm: msprobe's own layer-mapping inputs (set A: one entry a side;
+        # set B: the cross-framework dumps with set A's construct.json and
+        # stack.json, as msprobe's tests pair them), with and without rules.
+        set_a = os.path.join(sys.argv[3], "layer_mapping", "msprobe_A")
+        set_b = os.path.join(tmp, "set_b")
+        for side, dump in (("mindspore", ms), ("pytorch", pt)):
+            os.makedirs(os.path.join(set_b, side))
+            shutil.copy(os.path.join(dump, "dump.json"), os.path.join(set_b, side))
+            for f in ("construct.json", "stack.json"):
+                shutil.copy(os.path.join(set_a, side, f), os.path.join(set_b, side))
+        rules = os.path.join(set_a, "layer_mapping.yaml")
+        for label, root in (("A", set_a), ("B", set_b)):
+            sides = (os.path.join(root, "mindspore"), os.path.join(root, "pytorch"))
+            cases.append((f"-lm FILE (set {label})", "layer_mapping", rules,
+                          ["-lm", rules]) + sides)
+            cases.append((f"-lm (set {label}, no file)", "layer_mapping", "-", ["-lm"]) + sides)
+        for k, (name, mapping, value, flags, ms, pt) in enumerate(cases):
             work = os.path.join(tmp, f"case{k}")
             os.makedirs(work)
             failed += one(name, ms, pt, mapping, value, flags, lockstep, work)

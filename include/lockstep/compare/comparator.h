@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "lockstep/compare/fuzzy_match.h"
+#include "lockstep/compare/layer_mapping.h"
 #include "lockstep/compare/name_mapping.h"
 #include "lockstep/compare/op_rows.h"
 #include "lockstep/compare/result.h"
@@ -50,6 +51,13 @@ struct CompareOptions {
   // msprobe's -am FILE: the usable entries (UsableApiMappings), applied on
   // top of the built-in names; non-null implies api_mapping.
   std::shared_ptr<const std::vector<ApiMappingEntry>> api_mapping_entries;
+  // msprobe's -lm: each rank pair is compared with the data mapping made
+  // from its two dumps' construct.json and stack.json (layer_mapping.h)
+  // under these rules (null: -lm without a file); a pair with neither file
+  // is matched by name, with a warning. Excludes data_mapping and the name
+  // mappings.
+  bool layer_mapping = false;
+  std::shared_ptr<const LayerRules> layer_rules;
   // Only these steps / ranks of each side (empty: all). A step or rank
   // asked for that one side lacks is an error (CompareDumpRows).
   std::vector<int64_t> steps, ranks;
