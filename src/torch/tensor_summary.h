@@ -3,7 +3,7 @@
 // data_name, md5) or a scalar/list, with the tensor's bytes optionally
 // queued for a .npy file.
 //
-// Statistics (reference/msprobe.md §2.3): float tensors get all four, in
+// Statistics (docs/msprobe_reference.md §2.3): float tensors get all four, in
 // double over the finite elements, except that a NaN makes all four NaN and
 // +-inf make Max/Min (and Mean, Norm) infinite as torch's reductions do;
 // integer tensors get Max/Min and null Mean/Norm (msprobe HEAD); bool

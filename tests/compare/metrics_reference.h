@@ -1,5 +1,5 @@
 // A plain reference for PairMetrics, written from msprobe's description
-// (shared/reference/msprobe.md §3.4) and independent of the kernel: the
+// (docs/msprobe_reference.md §3.4) and independent of the kernel: the
 // relative error's float32/float64 operations are emulated with MPFR
 // (correct rounding to 24/53 bits with the format's exponent range and
 // subnormals), differences |a-b| are MPFR double subtractions, and sums are

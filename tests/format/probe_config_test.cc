@@ -11,7 +11,7 @@ namespace lockstep {
 namespace {
 
 // msprobe HEAD's python/msprobe/config.json, verbatim
-// (reference/msprobe.md §1.4).
+// (docs/msprobe_reference.md §1.4).
 constexpr const char* kMsprobeHeadDefault = R"({
     "task": "statistics",
     "dump_path": "./dump_path",

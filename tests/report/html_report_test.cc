@@ -238,7 +238,7 @@ TEST(HtmlReportTest, RendersMsprobeStatisticsCompareOfRealTraining) {
   CompareResult r =
       testing::ResultFromMsprobeCsv(*text, CompareMode::kStatistics);
   ASSERT_EQ(r.rows.size(),
-            2822u);  // quick_start step1 vs step0 (reference/msprobe.md §3.8)
+            2822u);  // quick_start step1 vs step0 (docs/msprobe_reference.md §3.8)
   EXPECT_EQ(r.summary.unmatched, 161);
   rapidjson::Document doc;
   DecodedTable t = ParseData(RenderHtmlReport(r), &doc);

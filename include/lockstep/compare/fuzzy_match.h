@@ -1,6 +1,6 @@
 // Fuzzy matching (`--fuzzy-match`, msprobe `-fm`): pairs target rows with
 // baseline rows whose names agree once the call index is removed. Two rules
-// (reference/msprobe.md §3.3):
+// (docs/msprobe_reference.md §3.3):
 //
 // FuzzyRule::kMsprobe, the default: as msprobe 26 and HEAD do (acc_compare.py
 // process_fuzzy_match), row by row:

@@ -1,5 +1,5 @@
 // Matching target ("NPU") rows to baseline ("bench") rows, as msprobe HEAD
-// does (reference/msprobe.md §3.3):
+// does (docs/msprobe_reference.md §3.3):
 //  - exact: by row name, with the call index of backward API entries
 //    renumbered to their occurrence order (robust to recomputation);
 //  - the dtype gate: dtypes that differ and are not both float16/float32/

@@ -1,5 +1,5 @@
 // Cross-framework name mappings of msprobe compare (a MindSpore dump as the
-// target against a PyTorch one as the baseline; reference/msprobe.md §3):
+// target against a PyTorch one as the baseline; docs/msprobe_reference.md §3):
 // the key a target row is matched on, in place of its name.
 //  - `-am` (API mapping, without a file): msprobe 26's
 //    process_internal_api_mapping. "Mint" in a name becomes "Torch",

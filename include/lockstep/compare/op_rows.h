@@ -1,5 +1,5 @@
 // Flattening dump.json entries into compare rows, exactly as msprobe HEAD
-// does (reference/msprobe.md §3.2; msprobe's read_op / op_item_parse /
+// does (docs/msprobe_reference.md §3.2; msprobe's read_op / op_item_parse /
 // gen_op_item): one row per leaf (tensor, scalar, null) of an entry's
 // input_args, input_kwargs, input, parameters, output, or of a
 // parameters_grad entry, in the row order inputs, parameters, outputs,

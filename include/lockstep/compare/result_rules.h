@@ -1,4 +1,4 @@
-// msprobe HEAD's Result / Err_message rules (reference/msprobe.md §3.8;
+// msprobe HEAD's Result / Err_message rules (docs/msprobe_reference.md §3.8;
 // msprobe core/compare/indicator_analysis): rows are grouped per dump entry,
 // each row starts as "pass" and checkers can only raise it. Reproduced
 // faithfully, quirks included: earlier messages are discarded and unmatched

@@ -1,4 +1,4 @@
-// Statistics ("summary") mode of msprobe HEAD (reference/msprobe.md §3.6):
+// Statistics ("summary") mode of msprobe HEAD (docs/msprobe_reference.md §3.6):
 // for Max, Min, Mean and Norm, the difference target − baseline and the
 // relative error |diff / baseline| · 100 as a percent string, with msprobe's
 // rules for equal strings, NaN, ±inf, N/A and non-numeric values.

@@ -1,5 +1,5 @@
 // Tensor ("all") mode of msprobe HEAD for one matched row
-// (reference/msprobe.md §3.4–3.5): the validation chain (missing data,
+// (docs/msprobe_reference.md §3.4–3.5): the validation chain (missing data,
 // empty, shape after squeeze, 0-d, inf/nan positions, dtype) and the six
 // metrics from one fused pass over both tensors, rounded and spelled as
 // msprobe prints them.

@@ -1,4 +1,4 @@
-// msprobe names for ATen operators (reference/msprobe.md §2.2), so that a
+// msprobe names for ATen operators (docs/msprobe_reference.md §2.2), so that a
 // lockstep probe dump lines up with an msprobe dump of the same model where
 // the operators correspond.
 //

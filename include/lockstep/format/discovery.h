@@ -1,5 +1,5 @@
 // Finding the dumps under a path the user gave, in msprobe's layout
-// (reference/msprobe.md §2.1), and pairing two runs' dumps step by step and
+// (docs/msprobe_reference.md §2.1), and pairing two runs' dumps step by step and
 // rank by rank as msprobe's compare does (§3.1).
 //
 //   {root}/step{N}/rank{R}/dump.json       (rank dirs:

@@ -1,5 +1,5 @@
 // The dump model: what one rank of one step of a run dumped, in the msprobe
-// layout (reference/msprobe.md §2). lockstep keeps each entry's JSON as a
+// layout (docs/msprobe_reference.md §2). lockstep keeps each entry's JSON as a
 // PyValue tree, typed as msprobe's Python would type it, so that compare can
 // flatten and print it exactly as msprobe does.
 //

@@ -1,5 +1,5 @@
 // Reading msprobe's per-rank JSON files: dump.json, stack.json and
-// construct.json (reference/msprobe.md §2.3-2.6), PyTorch and MindSpore
+// construct.json (docs/msprobe_reference.md §2.3-2.6), PyTorch and MindSpore
 // alike. Values are typed as Python's json module types them (see
 // format/json_reader.h): NaN/Infinity statistics, null leaves, BigInts.
 //

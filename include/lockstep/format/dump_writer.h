@@ -1,4 +1,4 @@
-// Writing dumps in msprobe's layout (reference/msprobe.md §2), readable by
+// Writing dumps in msprobe's layout (docs/msprobe_reference.md §2), readable by
 // msprobe's compare and by lockstep's readers: one DumpWriter per rank dir
 // of one step,
 //

@@ -1,5 +1,5 @@
 // The module structure of a dump: construct.json's parent links
-// (reference/msprobe.md §2.6) read leniently, and the module named by a
+// (docs/msprobe_reference.md §2.6) read leniently, and the module named by a
 // Module.* entry (§2.2). A construct.json only helps to show a report, so a
 // value it cannot use is skipped and said, never fatal.
 // Thread safety: pure functions.

@@ -1,4 +1,4 @@
-// What a probe dumps: msprobe's config.json (reference/msprobe.md §1.3–1.4)
+// What a probe dumps: msprobe's config.json (docs/msprobe_reference.md §1.3–1.4)
 // as a value, its parser, and the filters it implies (steps, ranks, scope,
 // list, data_mode). No LibTorch here; the torch layer's Probe applies it.
 //

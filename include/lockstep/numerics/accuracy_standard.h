@@ -1,7 +1,7 @@
 // The judging rules of msprobe's API accuracy checker (run_ut / acc_check),
 // as library functions: the ULP standard, the absolute-threshold standard and
 // the benchmark standard with its NPU/GPU ratios. Source:
-// /work/shared/reference/msprobe.md §6.2 ("Metrics"), which describes msprobe
+// docs/msprobe_reference.md §6.2 ("Metrics"), which describes msprobe
 // HEAD `python/msprobe/pytorch/api_accuracy_checker/compare/algorithm.py`,
 // `precision_standard/{ulp_compare,absolute_threshold,benchmark_compare,
 // standard_config}.py`; the constants below are that file's, per dtype.

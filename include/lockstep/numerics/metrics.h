@@ -3,7 +3,7 @@
 // fused, parallel, vectorized pass over both tensors.
 //
 // The arithmetic follows msprobe HEAD (core/compare/npy_compare.py; see
-// shared/reference/msprobe.md §3.4-3.5):
+// docs/msprobe_reference.md §3.4-3.5):
 //  * Non-finite values (handle_inf_nan): an element where both sides are NaN,
 //    or both are +-inf (any signs), counts as 0 on both sides. An element
 //    where exactly one side is NaN, or exactly one side is inf, sets

@@ -13,7 +13,7 @@ namespace lockstep {
 // kFail: a first divergence was found or some row has verdict error.
 // kWarning: no error, but some row is warning or unmatched (structural
 //   differences alone do not fail a run: see msprobe's parameters_grad
-//   counter quirk, reference/msprobe.md §3.8).
+//   counter quirk, docs/msprobe_reference.md §3.8).
 // kPass: every row passes (also for zero rows).
 enum class Outcome { kPass, kWarning, kFail };
 

@@ -1,5 +1,5 @@
 // Probe: dumps a LibTorch training run operator by operator, forward and
-// backward, in msprobe's layout (reference/msprobe.md §2), so that
+// backward, in msprobe's layout (docs/msprobe_reference.md §2), so that
 // `lockstep compare` and msprobe's own tools read it:
 //
 //   lockstep::ProbeConfig config;          // or LoadProbeConfig(config.json)
@@ -75,7 +75,7 @@ struct ProbeOptions {
   // way.
   bool write_behind = false;
   // Where forward entries' call stacks come from, for stack.json (msprobe's
-  // HEAD format, reference/msprobe.md 2.5): frames innermost first, each
+  // HEAD format, docs/msprobe_reference.md 2.5): frames innermost first, each
   // "File {path}, line {n}, in {func}, \n {code}". Empty (C++, where no
   // source stack is at hand): no stack.json. The Python probe sets it to
   // read the Python frames. Called without the probe's lock, on the thread
