@@ -1,166 +1,24 @@
+// The first divergent operator (first_divergence.h): each rank's entries
+// walked in execution order, step by step, carrying what was seen
+// (RankWalker), and the earliest culprit across ranks. What the walk reads
+// from entry names and rows is in first_divergence_rows.cc.
 #include "lockstep/compare/first_divergence.h"
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
-#include <cstring>
+#include <cstdint>
 #include <map>
 #include <optional>
-#include <set>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
-#include "lockstep/format/api_naming.h"
+#include "compare/first_divergence_internal.h"
 
 namespace lockstep {
+namespace divergence_detail {
 namespace {
-
-std::string Fmt(double x) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.3g", x);
-  return buf;
-}
-
-bool Known(double e) { return !std::isnan(e); }
-
-// Parameter names of common APIs, for "argument `eps`" instead of
-// "argument 4" (positional arguments as the probes record them; a Tensor
-// method's argument 0 is self). Where the Python signature and the ATen
-// schema that lockstep's probe records disagree, a position holds the
-// ATen name when the Python one is never passed by position in practice:
-// cross_entropy_loss(self, target, weight, reduction, ignore_index,
-// label_smoothing) against Python's deprecated size_average and reduce at
-// 3 and 5; softmax(self, dim, dtype) against Python's internal _stacklevel
-// at 2.
-const std::map<std::string, std::vector<const char*>>& ArgNames() {
-  static const auto* names =
-      new std::map<std::string, std::vector<const char*>>{
-          {"Functional.gelu", {"input", "approximate"}},
-          {"Functional.layer_norm",
-           {"input", "normalized_shape", "weight", "bias", "eps"}},
-          {"Functional.group_norm",
-           {"input", "num_groups", "weight", "bias", "eps"}},
-          {"Functional.batch_norm",
-           {"input", "running_mean", "running_var", "weight", "bias",
-            "training", "momentum", "eps"}},
-          {"Functional.dropout", {"input", "p", "training", "inplace"}},
-          {"Functional.softmax", {"input", "dim", "dtype", "dtype"}},
-          {"Functional.log_softmax", {"input", "dim", "dtype", "dtype"}},
-          {"Functional.linear", {"input", "weight", "bias"}},
-          {"Functional.conv2d",
-           {"input", "weight", "bias", "stride", "padding", "dilation",
-            "groups"}},
-          {"Functional.embedding",
-           {"input", "weight", "padding_idx", "max_norm", "norm_type",
-            "scale_grad_by_freq", "sparse"}},
-          {"Functional.cross_entropy",
-           {"input", "target", "weight", "reduction", "ignore_index",
-            "label_smoothing", "reduction", "label_smoothing"}},
-          {"Tensor.masked_fill", {"self", "mask", "value"}},
-          {"Tensor.masked_fill_", {"self", "mask", "value"}},
-          {"Torch.masked_fill", {"input", "mask", "value"}},
-          {"Functional.leaky_relu", {"input", "negative_slope", "inplace"}},
-          {"Functional.relu", {"input", "inplace"}},
-          {"Functional.max_pool2d",
-           {"input", "kernel_size", "stride", "padding", "dilation",
-            "ceil_mode", "return_indices"}},
-          {"Functional.scaled_dot_product_attention",
-           {"query", "key", "value", "attn_mask", "dropout_p", "is_causal",
-            "scale"}},
-      };
-  return *names;
-}
-
-// "argument `approximate`" / "argument 1" for an input row of `entry`.
-std::string ArgumentName(const CompareRow& r) {
-  const std::string name(r.npu_name());
-  size_t at = name.find(".input.", r.entry.size() > 0 ? r.entry.size() - 1 : 0);
-  if (at == std::string::npos) return "argument " + name;
-  std::string arg = name.substr(at + 7);
-  std::string first = arg.substr(0, arg.find('.'));
-  bool positional = !first.empty() &&
-                    std::all_of(first.begin(), first.end(),
-                                [](char c) { return c >= '0' && c <= '9'; });
-  if (positional) {
-    // "Functional.gelu.0.forward" -> "Functional.gelu"
-    std::string api = r.entry;
-    for (int i = 0; i < 2 && api.rfind('.') != std::string::npos; ++i)
-      api.erase(api.rfind('.'));
-    auto it = ArgNames().find(api);
-    size_t k = std::stoul(first);
-    if (it != ArgNames().end() && k < it->second.size()) {
-      return "argument `" + std::string(it->second[k]) + "`" +
-             arg.substr(first.size());
-    }
-    return "argument " + arg;
-  }
-  return "argument `" + arg + "`";
-}
-
-// An in-place call ("Tensor.add_.0.forward", "Torch._foreach_addcdiv_.1.
-// forward", "Tensor.__iadd__.0.forward"): it writes a tensor without
-// recording the written tensor as an output.
-bool InPlace(std::string_view entry) {
-  std::string_view api = EntryApi(entry);
-  if (api.size() > 4 && api.starts_with("__i") && api.ends_with("__"))
-    return true;
-  return api.size() > 1 && api.ends_with('_') && !api.ends_with("__");
-}
-
-// Ops whose output error no bound on the inputs' norm-wise error limits.
-// They are named only when their inputs are equal.
-// - A quotient's elements amplify their operands' elementwise relative
-//   error by up to 1/|divisor|, which the norm of the divisor's error does
-//   not see (Adam's m / (sqrt(v) + eps) turns noise in a near-zero
-//   gradient into a whole step).
-// - A sum over some dimensions: relative to its own scale, its error grows
-//   with the ratio of its inputs' scale to the sums' (cancellation, or rows
-//   whose largest element is many times their mean, as the squares in an
-//   RMSNorm's `x.pow(2).mean(-1)`), which the inputs' statistics do not
-//   give.
-bool UnboundedAmplifier(const std::string& entry) {
-  static const auto* ops = new std::set<std::string, std::less<>>{
-      "div",          "div_",         "true_divide",   "true_divide_",
-      "__truediv__",  "__rtruediv__", "__div__",       "__rdiv__",
-      "__itruediv__", "addcdiv",      "addcdiv_",      "reciprocal",
-      "reciprocal_",  "rsqrt",        "rsqrt_",        "log",
-      "log_",         "pow",          "pow_",          "__pow__",
-      "__rpow__",     "_foreach_div", "_foreach_div_", "_foreach_addcdiv_",
-      "sum",          "mean",         "nansum",        "nanmean",
-      "var",          "std",          "var_mean",      "std_mean",
-      "cumsum",       "cumsum_"};
-  return ops->count(EntryApi(entry)) > 0;
-}
-
-// The forward entry of a backward entry ("X.3.backward" -> "X.3.forward",
-// "Module.a.Linear.backward.0" -> "Module.a.Linear.forward.0"), or "".
-std::string ForwardOf(const std::string& entry) {
-  size_t at = entry.rfind(".backward");
-  if (at == std::string::npos) return "";
-  return entry.substr(0, at) + ".forward" + entry.substr(at + 9);
-}
-
-// Two sides' statistics of one tensor: max and min exactly (reductions in
-// any order agree), mean and norm within a relative 1e-6 (they need not).
-bool SameStats(const std::array<double, 4>& a, const std::array<double, 4>& b) {
-  auto eq = [](double x, double y) {
-    return x == y || (std::isnan(x) && std::isnan(y));
-  };
-  auto near = [&](double x, double y) {
-    return eq(x, y) ||
-           std::fabs(x - y) <= 1e-6 * std::max(std::fabs(x), std::fabs(y));
-  };
-  return eq(a[0], b[0]) && eq(a[1], b[1]) && near(a[2], b[2]) &&
-         near(a[3], b[3]);
-}
-
-uint64_t StatsKey(const std::array<double, 4>& s) {
-  uint64_t x, y;
-  std::memcpy(&x, &s[0], 8);
-  std::memcpy(&y, &s[1], 8);
-  return x * 0x9E3779B97F4A7C15ull ^ (y + (x << 6) + (x >> 2));
-}
 
 struct Span {
   size_t begin, end;  // positions in the rank's row index list
@@ -377,25 +235,6 @@ class RankWalker {
     return std::nullopt;
   }
 
-  // Whether a tensor input differs at all, for runs identical up to it:
-  // any element in tensor mode (error > 0); in statistics mode, beyond
-  // what summing in another order gives (SameStats), so that two devices'
-  // statistics of the same values are not a difference.
-  static bool DiffersAtAll(const CompareRow& r) {
-    if (!r.is_tensor || !(r.error > 0)) return false;
-    if (Known(r.cosine)) return true;
-    return !SameStats(r.target_stats, r.baseline_stats);
-  }
-
-  // The "dtype A vs B" message of a row whose two sides' dtypes differ
-  // (verdict.cc), or "".
-  static std::string_view DtypeMessage(const CompareRow& r) {
-    for (const std::string& m : r.messages) {
-      if (m.rfind("dtype ", 0) == 0) return m;
-    }
-    return {};
-  }
-
   // An op whose output dtype differs while every input's is the same on
   // both sides: it computes in another precision (a linear under
   // autocast, a softmax in bfloat16), whatever its statistics show (a
@@ -520,32 +359,6 @@ class RankWalker {
               what);
   }
 
-  static std::string InputName(const CompareRow& r) {
-    std::string_view name = r.npu_name();
-    size_t at = name.rfind(".input.");
-    if (at != std::string::npos) return std::string(name.substr(at + 7));
-    at = name.rfind(".parameters.");
-    return at != std::string::npos
-               ? "parameter " + std::string(name.substr(at + 12))
-               : std::string(name);
-  }
-
-  // " (500000 vs 10000)" for a tensor of one value on each side (a
-  // Python number made a tensor, as `500000.0 ** x` does), or "".
-  static std::string OneValueEach(const CompareRow& r) {
-    const auto& t = r.target_stats;
-    const auto& b = r.baseline_stats;
-    if (!r.is_tensor || !(t[0] == t[1]) || !(b[0] == b[1])) return "";
-    return " (" + Fmt(t[0]) + " vs " + Fmt(b[0]) + ")";
-  }
-
-  static std::string TargetVsBaseline(const CompareRow& r) {
-    for (const auto& m : r.messages) {
-      if (m.rfind("value ", 0) == 0) return m.substr(6);
-    }
-    return "error " + Fmt(r.error);
-  }
-
   void Remember(const Span& s, double err, bool forward) {
     seen_err_ = std::max(seen_err_, err);
     for (size_t p = s.begin; p < s.end; ++p) {
@@ -572,13 +385,8 @@ class RankWalker {
   std::unordered_map<std::string_view, double> forward_err_;
 };
 
-std::string JoinMessages(const CompareRow& r) {
-  std::string out;
-  for (const auto& m : r.messages) out += (out.empty() ? "" : "; ") + m;
-  return out;
-}
-
 }  // namespace
+}  // namespace divergence_detail
 
 std::vector<FirstDivergence> FindRankDivergences(
     const std::vector<CompareRow>& rows, const std::vector<AlignmentGap>& gaps,
@@ -599,7 +407,8 @@ std::vector<FirstDivergence> FindRankDivergences(
         first_missing = &g;
       }
     }
-    RankWalker walker(rows, order, first_missing, ignored_inputs);
+    divergence_detail::RankWalker walker(rows, order, first_missing,
+                                         ignored_inputs);
     std::optional<FirstDivergence> f = walker.Walk();
     if (f) {
       if (std::string h = walker.Harmless(); !h.empty()) {
@@ -631,7 +440,7 @@ FirstDivergence FindFirstDivergence(const std::vector<CompareRow>& rows,
     }
     if (ignored_inputs != nullptr && (*ignored_inputs)[i]) continue;
     const CompareRow& r = rows[i];
-    std::string detail = JoinMessages(r);
+    std::string detail = divergence_detail::JoinMessages(r);
     detail += std::string(detail.empty() ? "" : "; ") +
               "no operator's error exceeds what its inputs explain: the "
               "runs drift apart by accumulated rounding, or the change "
