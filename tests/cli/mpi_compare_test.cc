@@ -55,10 +55,13 @@ std::map<std::string, std::string> Files(const std::string& dir) {
 
 // lockstep's own lines ([I] [W] [E] [D], the verdict), the output dir
 // masked: mpirun adds its own lines when the exit code is not 0, and Open
-// MPI's components may warn on a loaded machine.
+// MPI's components may warn on a loaded machine. The lines of stdout ([I],
+// the verdict) come first and those of stderr ([W], [E]) after them, each
+// stream in its order: mpirun forwards the two streams separately, so
+// their lines interleave as they arrive.
 std::string OwnLines(const std::string& out, const std::string& out_dir) {
   static const std::regex kTime("_[0-9]{14}\\.csv");
-  std::string kept, line;
+  std::string kept, kept_err, line;
   std::istringstream in(out);
   while (std::getline(in, line)) {
     // Only lockstep's prefixes: Open MPI and libevent write lines that
@@ -69,9 +72,11 @@ std::string OwnLines(const std::string& out, const std::string& out_dir) {
     if (!own) continue;
     for (size_t at; (at = line.find(out_dir)) != std::string::npos;)
       line.replace(at, out_dir.size(), "OUT");
-    kept += std::regex_replace(line, kTime, "_<time>.csv") + "\n";
+    bool err = line.rfind("[W] ", 0) == 0 || line.rfind("[E] ", 0) == 0;
+    (err ? kept_err : kept) +=
+        std::regex_replace(line, kTime, "_<time>.csv") + "\n";
   }
-  return kept;
+  return kept + kept_err;
 }
 
 // Runs the compare alone and with each process count; every run's exit
