@@ -9,23 +9,9 @@
 #include "lockstep/format/api_mapping_file.h"
 
 using lockstep::fuzz::Require;
+using lockstep::fuzz::YamlQuoted;
 
 namespace {
-
-std::string Quoted(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\t') {
-      out += "\\t";
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
 
 bool Same(const lockstep::ApiMappingEntry& a,
           const lockstep::ApiMappingEntry& b) {
@@ -47,14 +33,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string again;
   for (const auto& e : *entries) {
     Require(!e.ms_api.empty() && !e.pt_api.empty());
-    again += "- ms_api: " + Quoted(e.ms_api) +
-             "\n  pt_api: " + Quoted(e.pt_api) + "\n";
+    again += "- ms_api: " + YamlQuoted(e.ms_api) +
+             "\n  pt_api: " + YamlQuoted(e.pt_api) + "\n";
     for (int t = 0; t < lockstep::kApiMappingTerms; ++t) {
       for (const char* side : {"ms_", "pt_"}) {
         const auto& items = side[0] == 'm' ? e.ms[t] : e.pt[t];
         again += std::string("  ") + side + kTerms[t] + ": [";
         for (size_t i = 0; i < items.size(); ++i)
-          again += (i ? ", " : "") + Quoted(items[i]);
+          again += (i ? ", " : "") + YamlQuoted(items[i]);
         again += "]\n";
       }
     }

@@ -11,25 +11,9 @@
 #include "lockstep/format/yaml_mapping.h"
 
 using lockstep::fuzz::Require;
+using lockstep::fuzz::YamlQuoted;
 
 namespace {
-
-std::string Quoted(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\t') {
-      out += "\\t";
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
 
 // The two-level mapping `doc` written back with its scalars quoted; a
 // section's null scalar stays empty (`key:`), other scalars are quoted.
@@ -37,14 +21,14 @@ std::string TwoLevelQuoted(const lockstep::YamlTwoLevel& doc) {
   if (doc.sections.empty()) return doc.null_document ? "" : "{}\n";
   std::string out;
   for (const lockstep::YamlSection& s : doc.sections) {
-    out += Quoted(s.key.text) + ":";
+    out += YamlQuoted(s.key.text) + ":";
     if (s.is_mapping && s.entries.empty()) out += " {}";
     if (!s.is_mapping && s.scalar.type != lockstep::YamlType::kNull)
-      out += " " + Quoted(s.scalar.text);
+      out += " " + YamlQuoted(s.scalar.text);
     out += "\n";
     for (const auto& [k, v] : s.entries) {
-      out += "  " + Quoted(k.text) + ":";
-      if (v.type != lockstep::YamlType::kNull) out += " " + Quoted(v.text);
+      out += "  " + YamlQuoted(k.text) + ":";
+      if (v.type != lockstep::YamlType::kNull) out += " " + YamlQuoted(v.text);
       out += "\n";
     }
   }
@@ -53,7 +37,7 @@ std::string TwoLevelQuoted(const lockstep::YamlTwoLevel& doc) {
 
 // A scalar as its rewrite reads back: null stays null, the rest are texts.
 std::string Text(const lockstep::YamlScalar& s) {
-  return s.type == lockstep::YamlType::kNull ? "null" : Quoted(s.text);
+  return s.type == lockstep::YamlType::kNull ? "null" : YamlQuoted(s.text);
 }
 
 // The texts of `doc`, for comparing a document with its rewrite; "" when
@@ -64,11 +48,11 @@ std::string Texts(const lockstep::YamlTwoLevel& doc) {
   std::set<std::string> top;
   for (const lockstep::YamlSection& s : doc.sections) {
     if (!top.insert(s.key.text).second) return "";
-    out += Quoted(s.key.text) + (s.is_mapping ? "{" : "=" + Text(s.scalar));
+    out += YamlQuoted(s.key.text) + (s.is_mapping ? "{" : "=" + Text(s.scalar));
     std::set<std::string> keys;
     for (const auto& [k, v] : s.entries) {
       if (!keys.insert(k.text).second) return "";
-      out += Quoted(k.text) + "=" + Text(v) + ",";
+      out += YamlQuoted(k.text) + "=" + Text(v) + ",";
     }
     out += "}";
   }
@@ -111,7 +95,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string again;
   for (const auto& [k, v] : *pairs) {
     Require(!k.empty());
-    again += Quoted(k) + ": " + Quoted(v) + "\n";
+    again += YamlQuoted(k) + ": " + YamlQuoted(v) + "\n";
   }
   auto back = lockstep::ParseYamlMapping(again, "again.yaml");
   Require(back.ok() && *back == *pairs);
