@@ -8,6 +8,7 @@
 // statistics beside it ("Max diff" = NPU max - Bench max), and a note
 // whose numbers fill the blanks of a dictionary template.
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <map>
