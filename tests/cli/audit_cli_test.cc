@@ -87,7 +87,7 @@ TEST(AuditCliTest, CudaWithoutAGpuIsAUsageError) {
 TEST(AuditCliTest, UsageAndIoErrors) {
   if (!HaveAudit()) GTEST_SKIP() << "built without LibTorch";
   for (const char* args : {"--ops nope", "--dtype float64", "--samples 3",
-                           "--device tpu", "--threads 0"}) {
+                           "--device tpu", "--threads 0", "-j 0"}) {
     CmdRun r = Audit(args);
     EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
     EXPECT_NE(r.out.find("[E] audit"), std::string::npos) << args << r.out;

@@ -90,7 +90,8 @@ int Run(int argc, char** argv) {
                  "float32 random inputs per op (default 65536; 16-bit "
                  "dtypes are exhaustive)")
       ->check(CLI::Range(size_t{16}, size_t{1} << 24));
-  app.add_option("--threads", o.threads, "Threads (default 2)")
+  app.add_option("-j,--jobs,--threads", o.threads,
+                 "Threads (default 2; --threads is the old name)")
       ->check(CLI::Range(1, 256));
   app.add_option("--seed", o.seed, "Seed of the random inputs (default 1)");
   AddLoggingOptions(app, &logging);
