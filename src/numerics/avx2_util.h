@@ -11,10 +11,10 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "numerics/kernel_util.h"
 #include "lockstep/core/check.h"
 #include "lockstep/numerics/dtype.h"
 #include "lockstep/numerics/half.h"
+#include "numerics/kernel_util.h"
 
 #define LOCKSTEP_AVX2 __attribute__((target("avx2,fma,f16c")))
 

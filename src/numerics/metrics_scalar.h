@@ -7,8 +7,8 @@
 #include <cmath>
 #include <cstddef>
 
-#include "numerics/kernel_util.h"
 #include "lockstep/numerics/metrics.h"
+#include "numerics/kernel_util.h"
 
 namespace lockstep::internal {
 

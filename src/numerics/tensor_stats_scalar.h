@@ -8,9 +8,9 @@
 #include <cmath>
 #include <cstddef>
 
-#include "lockstep/numerics/tensor_stats.h"
 #include "lockstep/numerics/dtype.h"
 #include "lockstep/numerics/half.h"
+#include "lockstep/numerics/tensor_stats.h"
 
 namespace lockstep::internal {
 

@@ -14,9 +14,9 @@
 #include <string_view>
 #include <vector>
 
-#include "lockstep/format/replay_result.h"
 #include "lockstep/core/status.h"
 #include "lockstep/format/pyvalue.h"
+#include "lockstep/format/replay_result.h"
 #include "lockstep/numerics/replay_error.h"
 
 namespace lockstep::replay {

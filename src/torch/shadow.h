@@ -24,9 +24,9 @@
 #include <optional>
 #include <vector>
 
-#include "lockstep/format/replay_result.h"
 #include "lockstep/format/py_json_builder.h"
 #include "lockstep/format/pyvalue.h"
+#include "lockstep/format/replay_result.h"
 
 namespace lockstep {
 

@@ -13,9 +13,9 @@
 #include <utility>
 #include <vector>
 
-#include "lockstep/numerics/tensor_stats.h"
 #include "lockstep/format/json_writer.h"
 #include "lockstep/format/zip.h"
+#include "lockstep/numerics/tensor_stats.h"
 #include "lockstep/torch/tensor_bridge.h"
 #include "torch/device_stats.h"
 

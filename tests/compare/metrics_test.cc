@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "numerics/kernel_util.h"
 #include "compare/metrics_reference.h"
 #include "compare/tensor_test_util.h"
 #include "lockstep/numerics/pyfloat.h"
+#include "numerics/kernel_util.h"
 
 namespace lockstep {
 namespace {

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "numerics/kernel_util.h"
 #include "compare/tensor_test_util.h"
 #include "lockstep/numerics/half.h"
+#include "numerics/kernel_util.h"
 
 namespace lockstep {
 namespace {

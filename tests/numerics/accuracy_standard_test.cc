@@ -1,6 +1,6 @@
-// msprobe's accuracy-checker rules (docs/msprobe_reference.md §6.2): the constants
-// per dtype, each metric on hand-computed cases, and the verdicts at and
-// around their thresholds.
+// msprobe's accuracy-checker rules (docs/msprobe_reference.md §6.2): the
+// constants per dtype, each metric on hand-computed cases, and the verdicts at
+// and around their thresholds.
 #include "lockstep/numerics/accuracy_standard.h"
 
 #include <gtest/gtest.h>

@@ -8,8 +8,8 @@ namespace lockstep {
 namespace {
 
 // pandas 1.5.3: pd.to_numeric(pd.Series(['0.15361405909061432']))[0] is
-// 0.1536140590906143 (docs/msprobe_reference.md §3.6): the 18th significant digit
-// (counting the leading zero) is dropped.
+// 0.1536140590906143 (docs/msprobe_reference.md §3.6): the 18th significant
+// digit (counting the leading zero) is dropped.
 TEST(PandasParseTest, DropsDigitsPastSeventeen) {
   EXPECT_EQ(*PandasParseFloat("0.15361405909061432"), 0.1536140590906143);
   EXPECT_NE(*PandasParseFloat("0.15361405909061432"), 0.15361405909061432);

@@ -141,8 +141,8 @@ TEST(HtmlNumbersBrowserTest, PyReprAndDeriveStatMatchTheirCppTwins) {
   }
   page += "], P = [";
   for (size_t i = 0; i < pairs.size(); ++i) {
-    page += (i ? ",['" : "['") + pairs[i].first + "','" + pairs[i].second +
-            "']";
+    page +=
+        (i ? ",['" : "['") + pairs[i].first + "','" + pairs[i].second + "']";
   }
   page += R"JS(];
 const v = new DataView(new ArrayBuffer(8)), out = [];
@@ -160,8 +160,8 @@ document.getElementById('out').textContent = out.join('|');
   testing::Start(dir, 0, &runs[0]);
   testing::WaitAll(dir, &runs, testing::kPageDeadline);
   std::vector<std::string> console = testing::ConsoleMessages(runs[0].log);
-  EXPECT_TRUE(console.empty()) << console.size() << " console messages, first: "
-                               << console[0];
+  EXPECT_TRUE(console.empty())
+      << console.size() << " console messages, first: " << console[0];
 
   std::vector<std::string> got;
   std::string text = testing::TextOf(runs[0].dom, "out");
@@ -220,8 +220,8 @@ TEST(HtmlNumbersBrowserTest, DerivedDiffCellsShowMsprobesText) {
   testing::WaitAll(out, &runs, testing::kPageDeadline);
   const std::string& dom = runs[0].dom;
   std::vector<std::string> console = testing::ConsoleMessages(runs[0].log);
-  EXPECT_TRUE(console.empty()) << console.size() << " console messages, first: "
-                               << console[0];
+  EXPECT_TRUE(console.empty())
+      << console.size() << " console messages, first: " << console[0];
   std::vector<int> rows = testing::RowIndices(dom);
   ASSERT_EQ(rows.size(), 200u) << testing::Describe(runs[0]);
   size_t checked = 0, numbers = 0;
@@ -229,9 +229,9 @@ TEST(HtmlNumbersBrowserTest, DerivedDiffCellsShowMsprobesText) {
     size_t at = dom.find("data-i=\"" + std::to_string(i) + "\"");
     ASSERT_NE(at, std::string::npos);
     std::string tr = dom.substr(at, dom.find("</tr>", at) - at);
-    for (const char* name : {"Max diff", "Min diff", "Mean diff", "L2norm diff",
-                             "MaxRelativeErr", "MinRelativeErr",
-                             "MeanRelativeErr", "NormRelativeErr"}) {
+    for (const char* name :
+         {"Max diff", "Min diff", "Mean diff", "L2norm diff", "MaxRelativeErr",
+          "MinRelativeErr", "MeanRelativeErr", "NormRelativeErr"}) {
       size_t c = std::find(r.columns.begin(), r.columns.end(), name) -
                  r.columns.begin();
       ASSERT_LT(c, r.columns.size()) << name;

@@ -237,8 +237,9 @@ TEST(HtmlReportTest, RendersMsprobeStatisticsCompareOfRealTraining) {
   ASSERT_TRUE(text.ok()) << text.status().ToString();
   CompareResult r =
       testing::ResultFromMsprobeCsv(*text, CompareMode::kStatistics);
-  ASSERT_EQ(r.rows.size(),
-            2822u);  // quick_start step1 vs step0 (docs/msprobe_reference.md §3.8)
+  ASSERT_EQ(
+      r.rows.size(),
+      2822u);  // quick_start step1 vs step0 (docs/msprobe_reference.md §3.8)
   EXPECT_EQ(r.summary.unmatched, 161);
   rapidjson::Document doc;
   DecodedTable t = ParseData(RenderHtmlReport(r), &doc);

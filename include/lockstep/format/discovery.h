@@ -1,6 +1,6 @@
 // Finding the dumps under a path the user gave, in msprobe's layout
-// (docs/msprobe_reference.md §2.1), and pairing two runs' dumps step by step and
-// rank by rank as msprobe's compare does (§3.1).
+// (docs/msprobe_reference.md §2.1), and pairing two runs' dumps step by step
+// and rank by rank as msprobe's compare does (§3.1).
 //
 //   {root}/step{N}/rank{R}/dump.json       (rank dirs:
 //   ^rank(?:0|[1-9][0-9]*)?$)

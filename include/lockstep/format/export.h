@@ -1,5 +1,5 @@
-// Exporting a dump to msprobe's layout (docs/msprobe_reference.md §2.1), so that
-// msprobe's own tools read it: every rank dir's dump.json, stack.json and
+// Exporting a dump to msprobe's layout (docs/msprobe_reference.md §2.1), so
+// that msprobe's own tools read it: every rank dir's dump.json, stack.json and
 // construct.json are copied byte for byte, and its tensors, from
 // dump_tensor_data.pack (format/tensor_pack.h) or dump_tensor_data/, are
 // written as one file each under dump_tensor_data/. A pack entry's bytes

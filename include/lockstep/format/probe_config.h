@@ -1,6 +1,7 @@
-// What a probe dumps: msprobe's config.json (docs/msprobe_reference.md §1.3–1.4)
-// as a value, its parser, and the filters it implies (steps, ranks, scope,
-// list, data_mode). No LibTorch here; the torch layer's Probe applies it.
+// What a probe dumps: msprobe's config.json (docs/msprobe_reference.md
+// §1.3–1.4) as a value, its parser, and the filters it implies (steps, ranks,
+// scope, list, data_mode). No LibTorch here; the torch layer's Probe applies
+// it.
 //
 // Thread safety: ProbeConfig is a value; ProbeFilter is not synchronized.
 #ifndef LOCKSTEP_FORMAT_PROBE_CONFIG_H_

@@ -15,8 +15,8 @@
 
 #include <string>
 
-#include "lockstep/format/replay_result.h"
 #include "lockstep/core/status.h"
+#include "lockstep/format/replay_result.h"
 
 namespace lockstep {
 

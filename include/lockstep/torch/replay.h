@@ -46,8 +46,8 @@
 #include <string>
 #include <vector>
 
-#include "lockstep/format/replay_result.h"
 #include "lockstep/core/status.h"
+#include "lockstep/format/replay_result.h"
 
 namespace lockstep {
 
