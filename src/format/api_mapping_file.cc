@@ -6,6 +6,7 @@
 #include <set>
 
 #include "lockstep/core/file.h"
+#include "yaml_scalar.h"
 
 namespace lockstep {
 namespace {
@@ -16,13 +17,10 @@ constexpr char kForm[] =
     " (an API mapping file is a YAML list of entries: `- ms_api: ...`, "
     "`pt_api: ...`, then lists such as `ms_args: [0, 1]`)";
 
-bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\r'; }
+using yaml_detail::YamlRestIsEmpty;
+using yaml_detail::YamlTrim;
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && IsSpace(s.front())) s.remove_prefix(1);
-  while (!s.empty() && IsSpace(s.back())) s.remove_suffix(1);
-  return s;
-}
+bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\r'; }
 
 // A list key's term and side, or nullopt for ms_api/pt_api or unknown keys.
 struct ListKey {
@@ -47,7 +45,7 @@ std::optional<ListKey> ListKeyOf(std::string_view key) {
 // *s past it; false with *why on a malformed one.
 bool Scalar(std::string_view* s, std::string_view stops, std::string* out,
             std::string* why) {
-  *s = Trim(*s);
+  *s = YamlTrim(*s);
   out->clear();
   if (s->empty()) return *why = "a value is missing", false;
   char q = s->front();
@@ -79,23 +77,17 @@ bool Scalar(std::string_view* s, std::string_view stops, std::string* out,
   while (end < s->size() && stops.find((*s)[end]) == std::string_view::npos &&
          !(end > 0 && (*s)[end] == '#' && IsSpace((*s)[end - 1])))
     ++end;
-  *out = std::string(Trim(s->substr(0, end)));
+  *out = std::string(YamlTrim(s->substr(0, end)));
   s->remove_prefix(end);
   return true;
-}
-
-// What remains of a line after a value: nothing or a comment.
-bool OnlyComment(std::string_view rest) {
-  rest = Trim(rest);
-  return rest.empty() || rest.front() == '#';
 }
 
 // "[a, 'b', 2]" into *items.
 bool FlowList(std::string_view s, std::vector<std::string>* items,
               std::string* why) {
   s.remove_prefix(1);  // '['
-  if (Trim(s).starts_with(']')) {
-    if (!OnlyComment(Trim(s).substr(1)))
+  if (YamlTrim(s).starts_with(']')) {
+    if (!YamlRestIsEmpty(YamlTrim(s).substr(1)))
       return *why = "text after the list", false;
     return true;
   }
@@ -104,13 +96,13 @@ bool FlowList(std::string_view s, std::vector<std::string>* items,
     if (!Scalar(&s, ",]", &item, why)) return false;
     if (item.empty()) return *why = "an empty list item", false;
     items->push_back(std::move(item));
-    s = Trim(s);
+    s = YamlTrim(s);
     if (s.empty()) return *why = "a list is not closed on its line", false;
     char c = s.front();
     s.remove_prefix(1);
     if (c == ']') break;
   }
-  if (!OnlyComment(s)) return *why = "text after the list", false;
+  if (!YamlRestIsEmpty(s)) return *why = "text after the list", false;
   return true;
 }
 
@@ -121,7 +113,7 @@ class Parser {
   Status Line(std::string_view line) {
     ++no_;
     if (line.find('\0') != std::string_view::npos) return Bad("a NUL byte");
-    std::string_view t = Trim(line);
+    std::string_view t = YamlTrim(line);
     if (t.empty() || t.front() == '#') return Status::Ok();
     if (t == "---" && !started_) return Status::Ok();
     if (t == "---" || t == "...") return Bad("a second YAML document");
@@ -134,7 +126,7 @@ class Parser {
         (single_ || indent > seq_indent_)) {
       std::string v, why;
       std::string_view rest = t.substr(1);
-      if (!Scalar(&rest, "", &v, &why) || v.empty() || !OnlyComment(rest))
+      if (!Scalar(&rest, "", &v, &why) || v.empty() || !YamlRestIsEmpty(rest))
         return Bad(why.empty() ? "an empty list item" : why);
       pending_->push_back(std::move(v));
       pending_filled_ = true;
@@ -175,7 +167,7 @@ class Parser {
       return Status::Ok();
     }
     key_indent_ = indent + 1 + key_at;
-    return KeyValue(Trim(rest));
+    return KeyValue(YamlTrim(rest));
   }
 
   Status KeyLine(std::string_view t, size_t indent) {
@@ -199,8 +191,8 @@ class Parser {
            !IsSpace(t[colon + 1]))
       colon = t.find(':', colon + 1);
     if (colon == std::string_view::npos) return Bad("expected `key: value`");
-    std::string key(Trim(t.substr(0, colon)));
-    std::string_view value = Trim(t.substr(colon + 1));
+    std::string key(YamlTrim(t.substr(0, colon)));
+    std::string_view value = YamlTrim(t.substr(colon + 1));
     std::string canonical =
         key.ends_with("_outputs") ? key.substr(0, key.size() - 1) : key;
     if (!seen_.insert(canonical).second)
@@ -209,7 +201,7 @@ class Parser {
     if (key == "ms_api" || key == "pt_api") {
       std::string v, why;
       if (!Scalar(&value, "", &v, &why)) return Bad(why);
-      if (!OnlyComment(value)) return Bad("text after the value of " + key);
+      if (!YamlRestIsEmpty(value)) return Bad("text after the value of " + key);
       if (v.empty()) return Bad("'" + key + "' has no value");
       (key == "ms_api" ? e.ms_api : e.pt_api) = std::move(v);
       return Status::Ok();
@@ -221,7 +213,7 @@ class Parser {
                  "parameters, parameters_grad)");
     }
     auto& items = (list->ms ? e.ms : e.pt)[static_cast<int>(list->term)];
-    if (OnlyComment(value)) {
+    if (YamlRestIsEmpty(value)) {
       pending_ = &items;
       pending_key_ = key;
       pending_filled_ = false;
