@@ -48,6 +48,7 @@ struct Args {
   double lr = 0.01;
   int threads = 2;
   bool deterministic = false;
+  bool no_onednn = false;
 };
 
 // A batch of images and labels for `step`: element i of the stream is
@@ -94,6 +95,7 @@ lockstep::StatusOr<lockstep::ProbeConfig> ProbeConfigFor(const Args& a) {
 
 int Train(const Args& a, lockstep::Probe* probe) {
   at::set_num_threads(a.threads);
+  if (a.no_onednn) at::globalContext().setUserEnabledMkldnn(false);
   lockstep::SeedAll(a.seed, a.deterministic);
   lockstep_examples::LeNet model;
   model->probe = probe;
@@ -235,6 +237,9 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 256));
   app.add_flag("--deterministic", a.deterministic,
                "use deterministic algorithms only");
+  app.add_flag("--no-onednn", a.no_onednn,
+               "compute without LibTorch's oneDNN (mkldnn) kernels, as "
+               "torch.backends.mkldnn.enabled = False does");
   app.footer(
       "Exit status: 0 trained (and dumped); 2 bad arguments or a training "
       "error; 3 trained, but the dump is incomplete (an unwritable or full "
@@ -262,5 +267,7 @@ int main(int argc, char** argv) {
     return Train(a, probe.get());
   } catch (const c10::Error& e) {
     return Fail(std::string("LibTorch: ") + e.what_without_backtrace());
+  } catch (const std::exception& e) {  // e.g. oneDNN's dnnl::error
+    return Fail(std::string("LibTorch: ") + e.what());
   }
 }

@@ -9,6 +9,7 @@ reference run. Everything is seeded: two runs with the same knobs give the
 same numbers bit for bit (one intra-op thread).
 """
 import dataclasses
+import os
 import math
 import time
 
@@ -280,6 +281,8 @@ def train(k: Knobs, steps, on_step=None, probe=None, lr=1e-3):
     user would after loading a checkpoint), and stopped at the end."""
     torch.set_num_threads(1)
     torch.manual_seed(0)  # the global generator too (env.json records it)
+    if os.environ.get("LOCKSTEP_NO_ONEDNN") == "1":  # scenarios_test.py: capped
+        torch.backends.mkldnn.enabled = False
     use_kernels(k)
     if k.arch == "llama":
         model = TinyLlama(k)
@@ -375,6 +378,10 @@ def run_many(lib, jobs, parallel=2):
                         probe = lockstep_probe.Probe(cfg, lib=lib)
                     train(Knobs(**knobs), int(steps), probe=probe)
                     code = 0
+                except BaseException:  # into DUMP.stderr: os._exit prints nothing
+                    import traceback
+                    traceback.print_exc()
+                    sys.stderr.flush()
                 finally:
                     os._exit(code)
             running[pid] = dump
@@ -394,8 +401,10 @@ if __name__ == "__main__":
     import sys
     if sys.argv[1] == "--many":
         bad = run_many(sys.argv[2], json.loads(sys.argv[3]), min(2, os.cpu_count() or 1))
-        if bad:
-            print("tiny_gpt: these runs failed: " + ", ".join(bad), file=sys.stderr)
+        for dump in bad:
+            with open(dump + ".stderr", errors="replace") as f:
+                lines = f.read().strip().splitlines() or ["(nothing on stderr)"]
+            print("tiny_gpt: run " + dump + " failed: " + lines[-1], file=sys.stderr)
         sys.exit(1 if bad else 0)
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                     "..", "..", "python"))
