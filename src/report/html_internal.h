@@ -131,8 +131,13 @@ std::string DivergenceStackHtml(const FirstDivergence& fd);
 // the origin across ranks was not analyzed (one rank).
 std::string RanksCardHtml(const CompareResult& r);
 
-// The style sheet (inside <style>).
+// The style sheet (inside <style>). This and the scripts below are the files
+// of src/report/assets/ (README.md there), embedded at build time.
 extern const std::string_view kReportCss;
+// The replay report's style sheet (replay_report.h): kReportCss, plus the
+// replay tables': the same colours, a suspect row tinted and striped as an
+// error.
+extern const std::string_view kReplayCss;
 
 // The script, in five parts concatenated inside one function scope: the
 // data (decoding the table), the table view (state, filters, sorting,

@@ -18,11 +18,12 @@ namespace {
 // What a replay found, decided once for summary.json, the page and the
 // terminal: a suspect; nothing replayed, which earns no "no suspect" (the
 // command exits 2); or every replayed result within its bound.
-enum class Outcome { kSuspect, kNothingReplayed, kNoSuspect };
+enum class ReplayOutcome { kSuspect, kNothingReplayed, kNoSuspect };
 
-Outcome OutcomeOf(const ReplayResult& r) {
-  if (r.first_suspect) return Outcome::kSuspect;
-  return r.replayed == 0 ? Outcome::kNothingReplayed : Outcome::kNoSuspect;
+ReplayOutcome OutcomeOf(const ReplayResult& r) {
+  if (r.first_suspect) return ReplayOutcome::kSuspect;
+  return r.replayed == 0 ? ReplayOutcome::kNothingReplayed
+                         : ReplayOutcome::kNoSuspect;
 }
 
 // Shortest text that reads back as the same double; "inf", "nan".
@@ -159,38 +160,21 @@ std::string ReplaySummaryJson(const ReplayResult& r) {
 
 namespace {
 
-// The compare report's style sheet (html_style.cc), plus the replay
-// tables': the same colours, a suspect row tinted and striped as an error.
-constexpr std::string_view kReplayCss = R"CSS(
-.rt-wrap { overflow-x: auto; }
-table.rt { border-collapse: collapse; font-size: 13px; width: 100%; }
-table.rt th { text-align: left; color: var(--muted); font-weight: 600;
-  border-bottom: 1px solid var(--line); padding: 4px 10px; white-space: nowrap; }
-table.rt td { border-bottom: 1px solid var(--line); padding: 3px 10px; vertical-align: top; }
-table.rt td.n { text-align: right; font-variant-numeric: tabular-nums; }
-table.rt tr td:first-child { border-left: 4px solid transparent; }
-table.rt tr.v-error td { background: var(--error-bg); }
-table.rt tr.v-error td:first-child { border-left-color: var(--error); }
-table.rt tr.v-unmatched td { background: var(--unmatched-bg); }
-table.rt tr.v-unmatched td:first-child { border-left-color: var(--unmatched); }
-.fd-detail { margin: 4px 0 0; }
-)CSS";
-
 // The verdict line and its class: suspect (fail), nothing replayed (no
 // verdict, a warning: not a pass), or every result within its bound.
 std::pair<std::string, const char*> ReplayVerdictLine(const ReplayResult& r) {
   switch (OutcomeOf(r)) {
-    case Outcome::kSuspect: {
+    case ReplayOutcome::kSuspect: {
       const ReplayCheck& c = r.checks[*r.first_suspect];
       return {"FAIL: first suspect " + c.entry + " " + c.tensor + " (" + c.op +
                   ", " + c.dtype + "); " + std::to_string(r.suspect) +
                   " suspect tensor(s) in all",
               "o-fail"};
     }
-    case Outcome::kNothingReplayed:
+    case ReplayOutcome::kNothingReplayed:
       return {"No verdict: no call was replayed (nothing here is checked)",
               "o-warning"};
-    case Outcome::kNoSuspect:
+    case ReplayOutcome::kNoSuspect:
       break;
   }
   return {"PASS: no suspect: every replayed result is within its bound",
@@ -205,7 +189,7 @@ std::string ReplayHtml(const ReplayResult& r) {
       "<meta name=\"viewport\" content=\"width=device-width\">"
       "<title>lockstep replay</title><style>";
   h += internal::kReportCss;
-  h += kReplayCss;
+  h += internal::kReplayCss;
   h += "</style></head><body>\n<header class=\"top\"><div class=\"brand\">"
        "lockstep <span>replay report</span></div><dl class=\"runs\"><div>"
        "<dt>dump</dt><dd>" +
@@ -285,7 +269,7 @@ std::string ReplayTerminalSummary(const ReplayResult& r) {
                   std::to_string(r.not_replayable) + " not replayable, " +
                   std::to_string(r.skipped) + " skipped\n";
   switch (OutcomeOf(r)) {
-    case Outcome::kSuspect: {
+    case ReplayOutcome::kSuspect: {
       const ReplayCheck& c = r.checks[*r.first_suspect];
       s += "first suspect: " + c.entry + " " + c.tensor + " (" + c.op + ", " +
            c.dtype + ", " + Where(c) + ")\n  " + c.reason +
@@ -293,10 +277,10 @@ std::string ReplayTerminalSummary(const ReplayResult& r) {
       s += std::to_string(r.suspect) + " suspect tensor(s) in all\n";
       break;
     }
-    case Outcome::kNothingReplayed:
+    case ReplayOutcome::kNothingReplayed:
       s += "no verdict: no call was replayed\n";
       break;
-    case Outcome::kNoSuspect:
+    case ReplayOutcome::kNoSuspect:
       s += "no suspect: every replayed result is within its bound\n";
       break;
   }

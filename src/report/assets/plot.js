@@ -1,17 +1,4 @@
-// The HTML report's script, part 3: the SVG plot of one metric along the op
-// sequence (x: row number). The plotted points are every row, or with a
-// table file the extreme rows of each of 2048 slices of the row range (the
-// page's data). Points are binned to at most one bin per pixel column and
-// each bin draws its worst point (lowest cosine, highest error), so 100k rows
-// draw as fast as 1k and no divergent row is hidden. A strip under
-// the axis marks bins that hold a warning, error or unmatched row, and dotted
-// lines where the step changes. Hovering shows the nearest bin's row (and
-// its step); clicking goes to it in the table.
-#include "html_internal.h"
 
-namespace lockstep::internal {
-
-const std::string_view kReportScriptPlot = R"JS(
 const METRICS = {
   cosine: {label: 'Cosine', log: false, low: true},
   one_minus_cos: {label: '1 \u2212 cosine (log scale)', log: true},
@@ -296,6 +283,3 @@ function hideTip() {
   $('plot-tip').hidden = true;
   if (P) $('plot-hover').innerHTML = '';
 }
-)JS";
-
-}  // namespace lockstep::internal

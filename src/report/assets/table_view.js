@@ -1,15 +1,4 @@
-// The HTML report's script, part 2: view state (filters, sort, page), the
-// URL fragment and the paged table. Only one page of rows is in the DOM, so
-// a report of 100k+ rows stays fast; sort keys are built per column on first
-// use. The view holds positions in the table T (part 1); rows are named by
-// their row number in the comparison (data-i, "#", the URL). Numbers sort
-// numerically; strings ("N/A", "unsupported", ...) and empty cells sort
-// after every number in both directions.
-#include "html_internal.h"
 
-namespace lockstep::internal {
-
-const std::string_view kReportScriptTable = R"JS(
 const ESC = {'&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;'};
 const NUM_RE = /^\s*[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?%?\s*$/i;
 const $ = (id) => document.getElementById(id);
@@ -242,6 +231,3 @@ function writeHash() {
     // Some browsers refuse history updates for file:// pages; the view still works.
   }
 }
-)JS";
-
-}  // namespace lockstep::internal

@@ -1,14 +1,4 @@
-// The HTML report's script, part 3b: the module tree (#module-tree) from the
-// data's "modules" (html_internal.h). Children are drawn when their module
-// is opened, so a large model costs a few DOM nodes; the first divergence's
-// module and the modules above it are open and marked. Each module shows the
-// worst verdict and the largest relative error of the rows inside it;
-// clicking its name goes to that worst row.
-#include "html_internal.h"
 
-namespace lockstep::internal {
-
-const std::string_view kReportScriptModules = R"JS(
 const MD = D.modules;
 const MAX_CHILDREN = 400;  // per module; more are summarised
 // Levels drawn nested; below, each level is drawn beside its parent (a
@@ -163,6 +153,3 @@ function initModules() {
   renderModules();
   bindModuleEvents();
 }
-)JS";
-
-}  // namespace lockstep::internal

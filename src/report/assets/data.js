@@ -1,12 +1,4 @@
-// The HTML report's script, part 1: the data. Parses #report-data, takes the
-// full table from the table file when the page has one and it loaded (else
-// the rows the page embeds, with a note saying why), and decodes the
-// compact table (TABLE in html_internal.h) into one array per column.
-#include "html_internal.h"
 
-namespace lockstep::internal {
-
-const std::string_view kReportScriptData = R"JS(
 const D = JSON.parse(document.getElementById('report-data').textContent);
 const VERDICTS = ['pass', 'warning', 'error', 'unmatched'];
 const SEVERITY = [0, 2, 3, 1];  // per verdict code: error > warning > unmatched > pass
@@ -125,6 +117,3 @@ function posOf(i) {
   }
   return lo < N && T.index[lo] === i ? lo : -1;
 }
-)JS";
-
-}  // namespace lockstep::internal

@@ -1,12 +1,4 @@
-// The HTML report's script, part 4: wiring controls to the view, going to a
-// row, keyboard shortcuts ("/" filter, "n"/"p" pages, Esc clears the filter)
-// and start-up from the URL fragment. Ends by setting <body data-ready="1">
-// and data-ready-ms (milliseconds since the navigation started).
-#include "html_internal.h"
 
-namespace lockstep::internal {
-
-const std::string_view kReportScriptMain = R"JS(
 function refresh(write) {
   applyView();
   renderHead();
@@ -178,6 +170,3 @@ function init() {
 }
 
 init();
-)JS";
-
-}  // namespace lockstep::internal
