@@ -20,8 +20,8 @@ bool EndsWith(const std::string& s, const char* suffix) {
 }
 
 // A .pt storage of this size or more, viewed whole, is CRC-checked by the
-// pass that reads it (a streamed compare reads it once, with pread, not
-// through the map): checking here would fault every page in first.
+// pass that reads it (a streamed compare reads it once, chunk by chunk,
+// through a map of its own): checking here would fault every page in first.
 constexpr uint64_t kDeferCrcFromBytes = uint64_t{1} << 20;
 
 // Reads through a lazily mapped file; a zero-copy result records where its

@@ -18,8 +18,8 @@ using internal::LoadLe32;
 using internal::LoadLe64;
 
 // A data CRC-32 of this many bytes or more, over bytes viewed in place, is
-// left to whoever reads the bytes (a streamed compare reads them once with
-// pread; checking here would fault every page of the map in first).
+// left to whoever reads the bytes (a streamed compare reads them once, chunk
+// by chunk; checking here would fault every page of the map in first).
 constexpr uint64_t kPackDeferCrcFromBytes = uint64_t{1} << 20;
 
 std::string PackNum(uint64_t v) { return std::to_string(v); }

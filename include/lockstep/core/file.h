@@ -52,6 +52,9 @@ class MappedFile {
     return {reinterpret_cast<const char*>(data_), size_};
   }
   const std::string& path() const { return path_; }
+  // Whether data() is a map of the file (else a heap copy of it: the file
+  // could not be mapped, or every SIGBUS guard slot was taken).
+  bool mapped() const { return mapped_; }
 
   // Ok, or IoError naming the file if it shrank while mapped (some bytes
   // read as zeros). Call after the bytes were read.

@@ -48,7 +48,7 @@ class Tensor {
 
   // Where the bytes also lie, unchanged, in a file: set by ReadTensorFile
   // when the tensor is a zero-copy view of a file, so that large tensors can
-  // be streamed with pread instead of being faulted in through the map.
+  // be streamed (compare/stream_metrics.h) a chunk at a time.
   struct FileRegion {
     std::string path;
     uint64_t offset = 0;
