@@ -399,31 +399,33 @@ class Probe:
         return self._config["task"]
 
     def _status(self):
+        """The C++ probe's state by name (status_fields() names status()'s
+        integers), or None when this probe is not the started one."""
         if _started is not self:
             return None
-        return list(self._ops.status())
+        return dict(zip(self._ops.status_fields(), self._ops.status()))
 
     @property
     def current_step(self):
         """The step being recorded (None when not started)."""
         s = self._status()
-        return None if s is None or s[1] < 0 else s[1]
+        return None if s is None or s["step"] < 0 else s["step"]
 
     @property
     def rank(self):
         s = self._status()
-        return None if s is None or s[2] < 0 else s[2]
+        return None if s is None or s["rank"] < 0 else s["rank"]
 
     @property
     def overflow_count(self):
         """Task overflow_check: the overflowing entries kept so far."""
         s = self._status()
-        return 0 if s is None else s[4]
+        return 0 if s is None else s["overflow_count"]
 
     def entries(self):
         """The entries recorded so far in the current step."""
         s = self._status()
-        return 0 if s is None else s[3]
+        return 0 if s is None else s["entries"]
 
     # -- lifecycle --------------------------------------------------------
     def start(self, model=None):

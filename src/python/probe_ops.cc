@@ -8,8 +8,9 @@
 //   torch.ops.lockstep.step()        ends a step (dump.json written)
 //   torch.ops.lockstep.stop()
 //   torch.ops.lockstep.entries()     entries recorded in the current step
-//   torch.ops.lockstep.status()      [active, step, rank, entries,
-//                                     overflow count, terminated]
+//   torch.ops.lockstep.status()      the probe's state as integers, named
+//                                    by status_fields() in the same order
+//   torch.ops.lockstep.status_fields() ["active", "step", "rank", ...]
 //   torch.ops.lockstep.module_begin(module, inputs, names, params) -> token
 //   torch.ops.lockstep.module_end(token, outputs)
 //   torch.ops.lockstep.register_params(module, names, params)
@@ -202,6 +203,12 @@ int64_t Entries() {
   return g_probe == nullptr ? 0 : g_probe->entries_in_step();
 }
 
+// The names of ProbeStatus's integers, in its order: the one place that
+// says which is which (the Python wrapper reads them by name).
+std::vector<std::string> ProbeStatusFields() {
+  return {"active", "step", "rank", "entries", "overflow_count", "terminated"};
+}
+
 std::vector<int64_t> ProbeStatus() {
   std::lock_guard<std::mutex> lock(g_mu);
   if (g_probe == nullptr) return {g_started ? 1 : 0, -1, -1, 0, 0, 0};
@@ -305,6 +312,7 @@ TORCH_LIBRARY(lockstep, m) {
   m.def("stop() -> str", &Stop);
   m.def("entries() -> int", &Entries);
   m.def("status() -> int[]", &ProbeStatus);
+  m.def("status_fields() -> str[]", &ProbeStatusFields);
   m.def(
       "module_begin(str module, Tensor[] inputs, str[] names, "
       "Tensor[] params) -> int",
