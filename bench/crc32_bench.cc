@@ -36,15 +36,17 @@ void Report(benchmark::State& state) {
       benchmark::Counter::kIsRate);
 }
 
-// Arg: the level (0 zlib, 1 PCLMULQDQ, 2 VPCLMULQDQ + AVX-512).
+// Arg: the kernel path (CpuLevel: 0 zlib, 1 PCLMULQDQ, 2 VPCLMULQDQ +
+// AVX-512).
 void BM_Crc32(benchmark::State& state) {
-  int was = SetCrc32Level(static_cast<int>(state.range(0)));
-  if (Crc32Level() != state.range(0)) {
+  const auto level = static_cast<CpuLevel>(state.range(0));
+  CpuLevel was = SetCpuLevelLimit(level);
+  if (Crc32Level() != level) {
     state.SkipWithError("this CPU lacks the level");
   } else {
     for (auto _ : state) benchmark::DoNotOptimize(Crc32(Data()));
   }
-  SetCrc32Level(was);
+  SetCpuLevelLimit(was);
   Report(state);
 }
 BENCHMARK(BM_Crc32)->Arg(0)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond);

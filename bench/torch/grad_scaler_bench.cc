@@ -29,6 +29,7 @@
 
 #include "lockstep/core/parallel.h"
 #include "lockstep/torch/grad_scaler.h"
+#include "src/torch/grad_scaler_kernel.h"
 
 namespace lockstep {
 namespace {
@@ -39,28 +40,15 @@ double Seconds(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
 }
 
-__attribute__((target_clones("avx2", "default"))) uint32_t MaxAbsBits(
-    const float* p, size_t n) {
-  uint32_t m = 0;
-  for (size_t i = 0; i < n; ++i) {
-    uint32_t b;
-    std::memcpy(&b, &p[i], sizeof b);
-    b &= 0x7fffffffu;
-    m = b > m ? b : m;
-  }
-  return m;
-}
-
-// The plain read: the same chunking as the scaler's parallel pass.
-uint32_t Read(const float* p, size_t n, int threads) {
-  std::atomic<uint32_t> max{0};
+// The plain read: the scaler's loop without the multiply and the store
+// (internal::AnyNonFinite, on the same kernel path), with the same chunking
+// as the scaler's parallel pass.
+bool Read(const float* p, size_t n, int threads) {
+  std::atomic<bool> any{false};
   ParallelForRange(n, size_t{1} << 18, threads, [&](size_t b, size_t e) {
-    uint32_t m = MaxAbsBits(p + b, e - b);
-    uint32_t cur = max.load();
-    while (m > cur && !max.compare_exchange_weak(cur, m)) {
-    }
+    if (internal::AnyNonFinite(p + b, e - b)) any = true;
   });
-  return max.load();
+  return any.load();
 }
 
 void UnscaleVsRead(benchmark::State& state, size_t bytes, int threads) {

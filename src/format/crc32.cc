@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <array>
-#include <atomic>
 
 #include "lockstep/numerics/cpu_features.h"
 
@@ -17,8 +16,6 @@ namespace lockstep {
 namespace {
 
 constexpr uint64_t kZlibChunk = uint64_t{1} << 30;  // zlib lengths are uInt
-
-std::atomic<int> g_max_level{2};
 
 // zlib's crc32 over any length (it takes at most a uInt at a time).
 uint32_t ZlibCrc(uint32_t crc, const unsigned char* p, uint64_t n) {
@@ -200,14 +197,13 @@ uint32_t Crc32Update(uint32_t crc, std::string_view data) {
   const auto* p = reinterpret_cast<const unsigned char*>(data.data());
   uint64_t n = data.size();
 #ifdef LOCKSTEP_CRC_CLMUL
-  int level = g_max_level.load(std::memory_order_relaxed);
-  const CpuFeatures& cpu = HostCpuFeatures();
-  if (n >= 256 && level >= 2 && cpu.avx512_clmul) {
+  const CpuLevel level = Crc32Level();
+  if (n >= 256 && level == CpuLevel::kAvx512) {
     uint64_t bulk = n & ~uint64_t{15};
     crc = ~VclmulState(~crc, p, bulk);
     p += bulk;
     n -= bulk;
-  } else if (n >= 64 && level >= 1 && cpu.pclmul) {
+  } else if (n >= 64 && level != CpuLevel::kPortable) {
     uint64_t bulk = n & ~uint64_t{15};
     crc = ~ClmulState(~crc, p, bulk);
     p += bulk;
@@ -222,16 +218,14 @@ uint32_t Crc32Combine(uint32_t crc_a, uint32_t crc_b, uint64_t size_b) {
       crc32_combine64(crc_a, crc_b, static_cast<z_off64_t>(size_b)));
 }
 
-int SetCrc32Level(int level) { return g_max_level.exchange(level); }
-
-int Crc32Level() {
+CpuLevel Crc32Level() {
 #ifdef LOCKSTEP_CRC_CLMUL
   const CpuFeatures& cpu = HostCpuFeatures();
-  int have = cpu.avx512_clmul ? 2 : cpu.pclmul ? 1 : 0;
-  return std::min(have, g_max_level.load(std::memory_order_relaxed));
-#else
-  return 0;
+  if (cpu.avx512_clmul && CpuLevelAllowed(CpuLevel::kAvx512))
+    return CpuLevel::kAvx512;
+  if (cpu.pclmul && CpuLevelAllowed(CpuLevel::kAvx2)) return CpuLevel::kAvx2;
 #endif
+  return CpuLevel::kPortable;
 }
 
 uint32_t Crc32(std::string_view data) { return Crc32Update(0, data); }

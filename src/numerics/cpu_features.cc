@@ -1,5 +1,9 @@
 #include "lockstep/numerics/cpu_features.h"
 
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
 #define LOCKSTEP_X86 1
@@ -49,6 +53,61 @@ CpuFeatures DetectCpuFeatures() {
 const CpuFeatures& HostCpuFeatures() {
   static const CpuFeatures features = DetectCpuFeatures();
   return features;
+}
+
+const char* CpuLevelName(CpuLevel level) {
+  switch (level) {
+    case CpuLevel::kPortable:
+      return "portable";
+    case CpuLevel::kAvx2:
+      return "avx2";
+    case CpuLevel::kAvx512:
+      return "avx512";
+  }
+  return "?";
+}
+
+std::optional<CpuLevel> ParseCpuLevel(std::string_view name) {
+  for (CpuLevel l : kAllCpuLevels) {
+    if (name == CpuLevelName(l)) return l;
+  }
+  return std::nullopt;
+}
+
+CpuLevel HostCpuLevel() {
+  const CpuFeatures& f = HostCpuFeatures();
+  if (!(f.avx2 && f.fma && f.f16c && f.pclmul)) return CpuLevel::kPortable;
+  return f.avx512_clmul ? CpuLevel::kAvx512 : CpuLevel::kAvx2;
+}
+
+namespace {
+
+CpuLevel LimitFromEnvironment() {
+  const char* v = std::getenv("LOCKSTEP_CPU_LEVEL");
+  if (v == nullptr || *v == '\0') return CpuLevel::kAvx512;
+  std::optional<CpuLevel> l = ParseCpuLevel(v);
+  if (l) return *l;
+  std::fprintf(stderr,
+               "[W] LOCKSTEP_CPU_LEVEL=%.40s: not portable, avx2 or avx512; "
+               "ignored\n",
+               v);
+  return CpuLevel::kAvx512;
+}
+
+std::atomic<int>& Limit() {
+  static std::atomic<int> limit{static_cast<int>(LimitFromEnvironment())};
+  return limit;
+}
+
+}  // namespace
+
+CpuLevel CpuLevelLimit() {
+  return static_cast<CpuLevel>(Limit().load(std::memory_order_relaxed));
+}
+
+CpuLevel SetCpuLevelLimit(CpuLevel limit) {
+  return static_cast<CpuLevel>(
+      Limit().exchange(static_cast<int>(limit), std::memory_order_relaxed));
 }
 
 }  // namespace lockstep

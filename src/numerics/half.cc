@@ -115,7 +115,7 @@ void BFloat16ToFloatPortable(const uint16_t* in, float* out, size_t n) {
 
 bool HalfBatchUsesF16C() {
   static const bool has = DetectF16C();
-  return has;
+  return has && CpuLevelAllowed(CpuLevel::kAvx2);
 }
 
 }  // namespace internal

@@ -1,6 +1,5 @@
 #include "numerics/kernel_util.h"
 
-#include <atomic>
 #include <cstdint>
 
 #include "lockstep/core/check.h"
@@ -13,11 +12,6 @@ namespace {
 bool DetectAvx2() {
   const CpuFeatures& cpu = HostCpuFeatures();
   return cpu.avx2 && cpu.fma && cpu.f16c;
-}
-
-std::atomic<bool>& Avx2Enabled() {
-  static std::atomic<bool> enabled{DetectAvx2()};
-  return enabled;
 }
 
 template <typename From, typename To>
@@ -115,10 +109,9 @@ const double* LoadDoubles(DType t, const void* data, size_t begin, size_t n,
   return buf;
 }
 
-bool UseAvx2() { return Avx2Enabled().load(std::memory_order_relaxed); }
-
-void SetAvx2ForTesting(bool enabled) {
-  Avx2Enabled().store(enabled && DetectAvx2(), std::memory_order_relaxed);
+bool UseAvx2() {
+  static const bool has = DetectAvx2();
+  return has && CpuLevelAllowed(CpuLevel::kAvx2);
 }
 
 }  // namespace lockstep::internal

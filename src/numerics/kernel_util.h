@@ -3,8 +3,7 @@
 // block conversion into stack buffers, fixed-size chunking with an
 // in-order merge (so results do not depend on the thread count), and the
 // run-time choice between the AVX2 and the portable kernels.
-// Thread safety: pure functions, except SetAvx2ForTesting (call it only
-// while no kernel runs).
+// Thread safety: pure functions.
 #ifndef LOCKSTEP_SRC_COMPARE_KERNEL_UTIL_H_
 #define LOCKSTEP_SRC_COMPARE_KERNEL_UTIL_H_
 
@@ -73,11 +72,9 @@ void ForEachBlockPair(DType ta, const void* a, DType tb, const void* b,
   }
 }
 
-// True when the AVX2/FMA/F16C kernels run: the CPU has them and no test
-// turned them off.
+// True when the AVX2/FMA/F16C kernels run: the CPU has them and
+// CpuLevelLimit() (cpu_features.h) allows them.
 bool UseAvx2();
-// Forces the portable kernels (false) or restores detection (true).
-void SetAvx2ForTesting(bool enabled);
 
 // max that propagates NaN like np.max: once m or x is NaN the result is NaN.
 inline double NanMax(double m, double x) {

@@ -15,6 +15,7 @@
 #include "compare/tensor_test_util.h"
 #include "lockstep/numerics/pyfloat.h"
 #include "numerics/kernel_util.h"
+#include "testing/cpu_levels.h"
 
 namespace lockstep {
 namespace {
@@ -112,17 +113,16 @@ void ExpectIdentical(const PairMetrics& x, const PairMetrics& y,
   }
 }
 
-// Checks the kernel on (a, b) against the reference, on the AVX2 and the
-// portable paths and on 1 and 2 threads (which must agree bit for bit).
+// Checks the kernel on (a, b) against the reference, on every kernel path
+// and on 1 and 2 threads (which must agree bit for bit).
 void CheckPair(const Tensor& a, const Tensor& b, const std::string& label) {
   SCOPED_TRACE(label);
   RefPair r =
       ComputeReference(Decode(a), Decode(b),
                        IsFloat32Lane(a.dtype()) && IsFloat32Lane(b.dtype()));
-  for (bool avx2 : {true, false}) {
-    internal::SetAvx2ForTesting(avx2);
+  testing::ForEachCpuLevel([&](CpuLevel level) {
     PairMetrics one = ComputePairMetrics(a, b, 1);
-    std::string path = avx2 && internal::UseAvx2() ? "avx2" : "portable";
+    std::string path = CpuLevelName(level);
     EXPECT_EQ(one.nonfinite_mismatch, r.mismatch) << path;
     EXPECT_EQ(one.nan_a, r.nan_a) << path;
     EXPECT_EQ(one.nan_b, r.nan_b) << path;
@@ -132,8 +132,7 @@ void CheckPair(const Tensor& a, const Tensor& b, const std::string& label) {
     if (!m.empty())
       ADD_FAILURE() << path << ":" << m << DescribeFirstBad(a, b, r, 1);
     ExpectIdentical(one, ComputePairMetrics(a, b, 2), path + " threads 1 vs 2");
-  }
-  internal::SetAvx2ForTesting(true);
+  });
 }
 
 std::string Label(DType ta, DType tb, size_t n, bool misaligned) {

@@ -12,6 +12,7 @@
 #include "compare/tensor_test_util.h"
 #include "lockstep/numerics/half.h"
 #include "numerics/kernel_util.h"
+#include "testing/cpu_levels.h"
 
 namespace lockstep {
 namespace {
@@ -118,15 +119,14 @@ void ExpectIdentical(const TensorStats& x, const TensorStats& y,
   }
 }
 
-// Checks both kernel paths and 1 vs 2 threads (bit-identical), and
+// Checks every kernel path and 1 vs 2 threads (bit-identical), and
 // ComputeTensorMoments against the same reference (sums to the same
 // tolerance; min, max and counts identical to ComputeTensorStats's).
 void CheckStats(const Tensor& t, const std::string& label) {
   SCOPED_TRACE(label);
   std::vector<double> x = Decode(t);
-  for (bool avx2 : {true, false}) {
-    internal::SetAvx2ForTesting(avx2);
-    std::string path = avx2 && internal::UseAvx2() ? "avx2" : "portable";
+  testing::ForEachCpuLevel([&](CpuLevel level) {
+    std::string path = CpuLevelName(level);
     TensorStats one = ComputeTensorStats(t, 1);
     std::string m = Mismatch(one, x, x.size());
     if (!m.empty()) ADD_FAILURE() << path << ":" << m << DescribeFirstBad(t, x);
@@ -136,8 +136,7 @@ void CheckStats(const Tensor& t, const std::string& label) {
     if (!mm.empty()) ADD_FAILURE() << path << " moments:" << mm;
     EXPECT_EQ(moments.min, one.min) << path;
     EXPECT_EQ(moments.max, one.max) << path;
-  }
-  internal::SetAvx2ForTesting(true);
+  });
 }
 
 // Random values with ~1% each of NaN, +inf, -inf, +-65504 and +-bf16 max

@@ -1,11 +1,13 @@
 #include "lockstep/numerics/cpu_features.h"
 
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
 #include <string>
-
-#include <gtest/gtest.h>
 
 namespace lockstep {
 namespace {
@@ -41,6 +43,64 @@ TEST(CpuFeaturesTest, HostFeaturesAreTheDetectedOnes) {
   EXPECT_EQ(host.fma, now.fma);
   EXPECT_EQ(host.f16c, now.f16c);
   EXPECT_EQ(&host, &HostCpuFeatures());  // asked once
+}
+
+TEST(CpuLevelTest, NamesRoundTrip) {
+  for (CpuLevel l : kAllCpuLevels) EXPECT_EQ(ParseCpuLevel(CpuLevelName(l)), l);
+  EXPECT_EQ(ParseCpuLevel("AVX2"), std::nullopt);
+  EXPECT_EQ(ParseCpuLevel(""), std::nullopt);
+  EXPECT_EQ(ParseCpuLevel("avx512 "), std::nullopt);
+}
+
+TEST(CpuLevelTest, HostLevelFollowsTheFeatures) {
+  const CpuFeatures& f = HostCpuFeatures();
+  CpuLevel h = HostCpuLevel();
+  EXPECT_EQ(h != CpuLevel::kPortable, f.avx2 && f.fma && f.f16c && f.pclmul);
+  EXPECT_EQ(h == CpuLevel::kAvx512, h != CpuLevel::kPortable && f.avx512_clmul);
+}
+
+TEST(CpuLevelTest, TheLimitIsSetAndAllowsLevelsUpToIt) {
+  CpuLevel was = SetCpuLevelLimit(CpuLevel::kAvx2);
+  EXPECT_TRUE(CpuLevelAllowed(CpuLevel::kPortable));
+  EXPECT_TRUE(CpuLevelAllowed(CpuLevel::kAvx2));
+  EXPECT_FALSE(CpuLevelAllowed(CpuLevel::kAvx512));
+  EXPECT_EQ(SetCpuLevelLimit(CpuLevel::kPortable), CpuLevel::kAvx2);
+  EXPECT_FALSE(CpuLevelAllowed(CpuLevel::kAvx2));
+  SetCpuLevelLimit(was);
+}
+
+// Prints the limit; the next test runs it alone in a child process, with
+// LOCKSTEP_CPU_LEVEL set.
+TEST(CpuLevelTest, PrintsTheLimit) {
+  std::printf("limit=%s\n", CpuLevelName(CpuLevelLimit()));
+}
+
+// What this test program, started again with LOCKSTEP_CPU_LEVEL=`value`,
+// prints (stdout and stderr).
+std::string ChildOutput(const std::string& value) {
+  std::string cmd = "LOCKSTEP_CPU_LEVEL='" + value +
+                    "' /proc/self/exe "
+                    "--gtest_filter=CpuLevelTest.PrintsTheLimit 2>&1";
+  // /proc/self/exe of the shell popen starts is the shell: name the test.
+  std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+  cmd.replace(cmd.find("/proc/self/exe"), 14, self);
+  std::string out;
+  if (std::FILE* p = ::popen(cmd.c_str(), "r")) {
+    char buf[256];
+    while (std::fgets(buf, sizeof buf, p)) out += buf;
+    ::pclose(p);
+  }
+  return out;
+}
+
+TEST(CpuLevelTest, TheEnvironmentSetsTheFirstLimit) {
+  EXPECT_NE(ChildOutput("portable").find("limit=portable"), std::string::npos);
+  EXPECT_NE(ChildOutput("avx2").find("limit=avx2"), std::string::npos);
+  std::string bad = ChildOutput("fast");
+  EXPECT_NE(bad.find("limit=avx512"), std::string::npos) << bad;
+  EXPECT_NE(bad.find("LOCKSTEP_CPU_LEVEL=fast: not portable, avx2 or avx512"),
+            std::string::npos)
+      << bad;
 }
 
 }  // namespace

@@ -9,6 +9,8 @@
 #include <limits>
 #include <vector>
 
+#include "testing/cpu_levels.h"
+
 namespace lockstep {
 namespace {
 
@@ -206,24 +208,28 @@ TEST(HalfTest, BatchMatchesScalarAllPatternsMisaligned) {
   std::vector<uint16_t> all(65536 + 1);
   for (uint32_t i = 0; i < 65536; ++i) all[i + 1] = static_cast<uint16_t>(i);
   std::vector<float> out(65536 + 1), port(65536 + 1);
-  for (int which = 0; which < 2; ++which) {
-    // Offset by one element so neither pointer is 16-byte aligned.
-    const uint16_t* in = all.data() + 1;
-    if (which == 0) {
-      HalfToFloat(in, out.data() + 1, 65536);
-      internal::HalfToFloatPortable(in, port.data() + 1, 65536);
-    } else {
-      BFloat16ToFloat(in, out.data() + 1, 65536);
-      internal::BFloat16ToFloatPortable(in, port.data() + 1, 65536);
+  // The dispatched batch on every kernel path, the portable loop directly.
+  testing::ForEachCpuLevel([&](CpuLevel level) {
+    EXPECT_EQ(internal::HalfBatchUsesF16C(), level != CpuLevel::kPortable);
+    for (int which = 0; which < 2; ++which) {
+      // Offset by one element so neither pointer is 16-byte aligned.
+      const uint16_t* in = all.data() + 1;
+      if (which == 0) {
+        HalfToFloat(in, out.data() + 1, 65536);
+        internal::HalfToFloatPortable(in, port.data() + 1, 65536);
+      } else {
+        BFloat16ToFloat(in, out.data() + 1, 65536);
+        internal::BFloat16ToFloatPortable(in, port.data() + 1, 65536);
+      }
+      for (uint32_t i = 0; i < 65536; ++i) {
+        float s = which == 0 ? HalfToFloat(in[i]) : BFloat16ToFloat(in[i]);
+        ASSERT_EQ(Bits(out[i + 1]), Bits(s))
+            << "which=" << which << " i=" << std::hex << i;
+        ASSERT_EQ(Bits(port[i + 1]), Bits(s))
+            << "which=" << which << " i=" << std::hex << i;
+      }
     }
-    for (uint32_t i = 0; i < 65536; ++i) {
-      float s = which == 0 ? HalfToFloat(in[i]) : BFloat16ToFloat(in[i]);
-      ASSERT_EQ(Bits(out[i + 1]), Bits(s))
-          << "which=" << which << " i=" << std::hex << i;
-      ASSERT_EQ(Bits(port[i + 1]), Bits(s))
-          << "which=" << which << " i=" << std::hex << i;
-    }
-  }
+  });
 }
 
 TEST(HalfTest, BatchTailsAndZeroLength) {

@@ -312,7 +312,8 @@ def main():
         if os.path.isdir(TOY) or "LOCKSTEP_FIXTURES" in os.environ:
             h, t = msprobe_cases(tmp)
             hits, total = hits + h, total + t
-    caps = ", ".join(f"{v}={os.environ[v]}" for v in ("ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA")
+    caps = ", ".join(f"{v}={os.environ[v]}" for v in ("ATEN_CPU_CAPABILITY", "ONEDNN_MAX_CPU_ISA",
+                                                       "LOCKSTEP_CPU_LEVEL")
                      if v in os.environ) or "the CPU's own kernel paths"
     if onednn_off():
         caps += "; oneDNN off, as the cap cannot serve bfloat16 on this AVX-512 CPU"

@@ -14,6 +14,8 @@
 #include <cstdint>
 #include <string_view>
 
+#include "lockstep/numerics/cpu_features.h"
+
 namespace lockstep {
 
 // The CRC-32 of `data`.
@@ -32,12 +34,10 @@ uint32_t Crc32Combine(uint32_t crc_a, uint32_t crc_b, uint64_t size_b);
 // start), a byte at a time. Crc32c("123456789") == 0xe3069283.
 uint32_t Crc32c(std::string_view data, uint32_t crc = 0);
 
-// The fastest path the CPU has, up to a level: 0 zlib only, 1 PCLMULQDQ
-// (16-byte lanes), 2 VPCLMULQDQ with AVX-512 (64-byte lanes; the default
-// limit). For tests and benchmarks; returns the previous limit.
-int SetCrc32Level(int max_level);
-// The level in use now (the CPU's best, within the limit).
-int Crc32Level();
+// The path CRC-32 takes now: the fastest the CPU has within CpuLevelLimit()
+// (numerics/cpu_features.h): kPortable zlib, kAvx2 PCLMULQDQ (16-byte
+// lanes), kAvx512 VPCLMULQDQ (64-byte lanes).
+CpuLevel Crc32Level();
 
 }  // namespace lockstep
 

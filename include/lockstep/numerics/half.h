@@ -48,7 +48,8 @@ namespace internal {
 // that tests can compare them with the dispatched versions.
 void HalfToFloatPortable(const uint16_t* in, float* out, size_t n);
 void BFloat16ToFloatPortable(const uint16_t* in, float* out, size_t n);
-// True when the batch converters use F16C/AVX2 on this CPU.
+// True when the batch converters use F16C/AVX2: this CPU has them and
+// CpuLevelLimit() (cpu_features.h) allows kAvx2.
 bool HalfBatchUsesF16C();
 }  // namespace internal
 
