@@ -24,7 +24,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -32,6 +31,7 @@
 #include "lockstep/compare/compare_dumps.h"
 #include "lockstep/core/file.h"
 #include "lockstep/core/parallel.h"
+#include "testing/proc_status.h"
 #include "testing/synthetic_run.h"
 
 namespace {
@@ -143,32 +143,11 @@ void BM_RamRead(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(kRamBytes));
 }
 
-// A line "<key> <n> kB" of /proc/self/status, in MiB (0 when absent).
-double StatusMiB(const char* key) {
-  std::FILE* f = std::fopen("/proc/self/status", "r");
-  if (f == nullptr) return 0;
-  char line[256];
-  double kb = 0;
-  const size_t k = std::strlen(key);
-  while (std::fgets(line, sizeof line, f)) {
-    if (std::strncmp(line, key, k) == 0 &&
-        std::sscanf(line + k, " %lf", &kb) == 1)
-      break;
-  }
-  std::fclose(f);
-  return kb / 1024.0;
-}
-
-// Resets this process's peak resident size (VmHWM) to its present size
-// (/proc/self/clear_refs, Linux 4.0), and returns that size: the memory
-// read's buffer, freed by then, is not the compare's.
-double ResetPeakRss() {
-  std::FILE* f = std::fopen("/proc/self/clear_refs", "w");
-  if (f != nullptr) {
-    std::fputs("5", f);
-    std::fclose(f);
-  }
-  return StatusMiB("VmRSS:");
+// Resets the peak resident size and returns the present one (MiB): the
+// memory read's buffer, freed by then, is not the compare's.
+double ResetPeakRssMiB() {
+  lockstep::testing::ResetPeakRss();
+  return lockstep::testing::ProcStatusMiB("VmRSS:");
 }
 
 // Times `run` (which handles `bytes`) and, untimed before each of its
@@ -185,7 +164,7 @@ double TimeAgainstRam(benchmark::State& state, int64_t bytes, Run run) {
       std::vector<uint64_t> buf(kRamBytes / 8, 1);  // resident once filled
       ram_secs += SumSeconds(buf);
     }
-    rss_before = ResetPeakRss();
+    rss_before = ResetPeakRssMiB();
     state.ResumeTiming();
     auto t0 = std::chrono::steady_clock::now();
     run();
@@ -215,7 +194,8 @@ void BM_CompareEndToEnd(benchmark::State& state, int64_t bytes) {
   state.counters["rows"] = static_cast<double>(rows);
   // What the last compare added to the process's resident size at its peak
   // (the process held rss_before already: the benchmark's own memory).
-  state.counters["compare_rss_MiB"] = StatusMiB("VmHWM:") - rss_before;
+  state.counters["compare_rss_MiB"] =
+      lockstep::testing::ProcStatusMiB("VmHWM:") - rss_before;
   state.counters["dump_MiB"] = static_cast<double>(bytes) / (1 << 20);
 }
 

@@ -6,13 +6,12 @@
 #include <unistd.h>
 
 #include <cmath>
-#include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <random>
 
 #include "lockstep/format/npy.h"
 #include "lockstep/format/tensor_file.h"
+#include "testing/proc_status.h"
 
 namespace lockstep {
 namespace {
@@ -89,22 +88,6 @@ TEST_F(StreamMetricsTest, FileTruncatedAfterOpeningIsAnError) {
       << s.status().message();
 }
 
-// A "<key> <n> kB" line of /proc/self/status in MiB; -1 when absent.
-double StatusMiB(const char* key) {
-  std::FILE* f = std::fopen("/proc/self/status", "r");
-  if (f == nullptr) return -1;
-  char line[256];
-  double kb = -1024;
-  const size_t k = std::strlen(key);
-  while (std::fgets(line, sizeof line, f)) {
-    if (std::strncmp(line, key, k) == 0 &&
-        std::sscanf(line + k, " %lf", &kb) == 1)
-      break;
-  }
-  std::fclose(f);
-  return kb / 1024.0;
-}
-
 // The pages read are dropped from the map as the threads go: a pair of
 // 96 MiB tensors (192 MiB from the page cache) raises the peak resident
 // size by far less than the tensors' size. Bound: per thread and side, the
@@ -116,16 +99,12 @@ TEST_F(StreamMetricsTest, ReadPagesLeaveTheMap) {
   auto a = ReadTensorFile((dir_ / "a.npy").string());
   auto b = ReadTensorFile((dir_ / "b.npy").string());
   ASSERT_TRUE(a.ok() && b.ok());
-  // Resets the peak resident size (VmHWM) to the present one (Linux 4.0).
-  std::FILE* f = std::fopen("/proc/self/clear_refs", "w");
-  if (f == nullptr) GTEST_SKIP() << "no /proc/self/clear_refs";
-  std::fputs("5", f);
-  std::fclose(f);
-  const double before = StatusMiB("VmRSS:");
+  if (!testing::ResetPeakRss()) GTEST_SKIP() << "no /proc/self/clear_refs";
+  const double before = testing::ProcStatusMiB("VmRSS:");
   auto s = StreamPairMetrics(*a, *b, 2);
   ASSERT_TRUE(s.ok()) << s.status().ToString();
   EXPECT_EQ(s->n, n);
-  const double added = StatusMiB("VmHWM:") - before;
+  const double added = testing::ProcStatusMiB("VmHWM:") - before;
   EXPECT_LT(added, 64.0) << "MiB kept resident of 192 read";
 }
 
