@@ -1,5 +1,6 @@
-// The HTML pages' scripts and style sheets (src/report/assets/) as the
-// library embeds them: each embedded string is its file's bytes, and in
+// The HTML pages' scripts and style sheets (src/report/assets/, and the
+// curve plots' hover script in src/curve/assets/) as the libraries embed
+// them: each embedded string is its file's bytes, and in
 // headless Chromium each script, and the five as the report page joins
 // them, parses as strict JavaScript (parsed, not run), and each style sheet
 // keeps every rule it writes. Running the scripts on real pages is the other
@@ -20,6 +21,7 @@
 #include <vector>
 
 #include "lockstep/core/file.h"
+#include "lockstep/curve/curve_plot.h"
 #include "report/chromium_page.h"
 #include "report/html_internal.h"
 
@@ -34,19 +36,21 @@ using testing::PageRun;
 using testing::TextOf;
 
 struct Asset {
-  std::string file;  // in src/report/assets
+  std::string file;  // under src/
   std::string_view text;
   bool script;  // else a style sheet
 };
 
 std::vector<Asset> Assets() {
-  return {{"report.css", internal::kReportCss, false},
-          {"replay.css", internal::kReplayCss, false},
-          {"data.js", internal::kReportScriptData, true},
-          {"table_view.js", internal::kReportScriptTable, true},
-          {"plot.js", internal::kReportScriptPlot, true},
-          {"module_tree.js", internal::kReportScriptModules, true},
-          {"main.js", internal::kReportScriptMain, true}};
+  return {
+      {"report/assets/report.css", internal::kReportCss, false},
+      {"report/assets/replay.css", internal::kReplayCss, false},
+      {"report/assets/data.js", internal::kReportScriptData, true},
+      {"report/assets/table_view.js", internal::kReportScriptTable, true},
+      {"report/assets/plot.js", internal::kReportScriptPlot, true},
+      {"report/assets/module_tree.js", internal::kReportScriptModules, true},
+      {"report/assets/main.js", internal::kReportScriptMain, true},
+      {"curve/assets/hover.js", CurveHoverScript(), true}};
 }
 
 std::string Lower(std::string_view s) {
@@ -57,11 +61,11 @@ std::string Lower(std::string_view s) {
 }
 
 TEST(HtmlAssetsTest, EmbeddedTextIsTheFileAndEveryFileIsChecked) {
-  fs::path dir = fs::path(LOCKSTEP_SOURCE_DIR) / "src" / "report" / "assets";
+  fs::path src = fs::path(LOCKSTEP_SOURCE_DIR) / "src";
   std::set<std::string> listed;
   for (const Asset& a : Assets()) {
     listed.insert(a.file);
-    auto bytes = ReadFileToString((dir / a.file).string());
+    auto bytes = ReadFileToString((src / a.file).string());
     ASSERT_TRUE(bytes.ok()) << a.file;
     EXPECT_TRUE(*bytes == a.text)
         << a.file << " (" << bytes->size() << " bytes) is not what the "
@@ -71,11 +75,14 @@ TEST(HtmlAssetsTest, EmbeddedTextIsTheFileAndEveryFileIsChecked) {
               std::string::npos)
         << a.file;
   }
-  for (const fs::directory_entry& e : fs::directory_iterator(dir)) {
-    std::string name = e.path().filename().string();
-    if (name == "README.md") continue;
-    EXPECT_TRUE(listed.count(name))
-        << name << ": an asset this test does not check (add it to Assets())";
+  for (const char* dir : {"report/assets", "curve/assets"}) {
+    for (const fs::directory_entry& e : fs::directory_iterator(src / dir)) {
+      std::string name = e.path().filename().string();
+      if (name == "README.md") continue;
+      EXPECT_TRUE(listed.count(std::string(dir) + "/" + name))
+          << dir << "/" << name
+          << ": an asset this test does not check (add it to Assets())";
+    }
   }
 }
 
