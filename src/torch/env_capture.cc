@@ -203,6 +203,7 @@ const std::vector<std::string_view>& NumericsEnvVars() {
       "DNNL_MAX_CPU_ISA",
       "ONEDNN_MAX_CPU_ISA",
       "OPENBLAS_CORETYPE",
+      "LOCKSTEP_CPU_LEVEL",  // the probe's own statistics and CRC kernels
       "CUBLAS_WORKSPACE_CONFIG",
       "NVIDIA_TF32_OVERRIDE",
       "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE",

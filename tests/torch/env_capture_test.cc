@@ -65,6 +65,17 @@ TEST_F(EnvCaptureTest, UnsetEnvVarIsNullAndSetOneIsItsValue) {
   EXPECT_EQ(d.relevant(), 1u);  // captured_at may differ too: impact none
 }
 
+// The kernel path of lockstep's own statistics (numerics/cpu_features.h)
+// is recorded with the other numerics variables.
+TEST_F(EnvCaptureTest, RecordsLockstepsCpuLevel) {
+  setenv("LOCKSTEP_CPU_LEVEL", "portable", 1);
+  EXPECT_EQ(Value(*CaptureEnvFingerprint(), "env.LOCKSTEP_CPU_LEVEL"),
+            "portable");
+  unsetenv("LOCKSTEP_CPU_LEVEL");
+  EXPECT_EQ(Value(*CaptureEnvFingerprint(), "env.LOCKSTEP_CPU_LEVEL"),
+            "(unset)");
+}
+
 TEST_F(EnvCaptureTest, RunFieldsComeFromTheCaller) {
   EnvCaptureOptions o;
   o.run = {{"dtype", "bf16"}, {"amp", "O1"}};
