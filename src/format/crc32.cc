@@ -220,10 +220,8 @@ uint32_t Crc32Combine(uint32_t crc_a, uint32_t crc_b, uint64_t size_b) {
 
 CpuLevel Crc32Level() {
 #ifdef LOCKSTEP_CRC_CLMUL
-  const CpuFeatures& cpu = HostCpuFeatures();
-  if (cpu.avx512_clmul && CpuLevelAllowed(CpuLevel::kAvx512))
-    return CpuLevel::kAvx512;
-  if (cpu.pclmul && CpuLevelAllowed(CpuLevel::kAvx2)) return CpuLevel::kAvx2;
+  if (CpuLevelActive(CpuLevel::kAvx512)) return CpuLevel::kAvx512;
+  if (CpuLevelActive(CpuLevel::kAvx2)) return CpuLevel::kAvx2;
 #endif
   return CpuLevel::kPortable;
 }

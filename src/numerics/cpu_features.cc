@@ -105,6 +105,12 @@ CpuLevel CpuLevelLimit() {
   return static_cast<CpuLevel>(Limit().load(std::memory_order_relaxed));
 }
 
+bool CpuLevelActive(CpuLevel level) {
+  static const CpuLevel host = HostCpuLevel();
+  return static_cast<int>(level) <= static_cast<int>(host) &&
+         CpuLevelAllowed(level);
+}
+
 CpuLevel SetCpuLevelLimit(CpuLevel limit) {
   return static_cast<CpuLevel>(
       Limit().exchange(static_cast<int>(limit), std::memory_order_relaxed));

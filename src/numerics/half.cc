@@ -46,11 +46,6 @@ __attribute__((target("avx2"))) void BFloat16ToFloatAvx2(const uint16_t* in,
   for (; i < n; ++i) out[i] = BFloat16ToFloat(in[i]);
 }
 
-bool DetectF16C() {
-  const CpuFeatures& cpu = HostCpuFeatures();
-  return cpu.avx2 && cpu.f16c;
-}
-
 }  // namespace
 
 float HalfToFloat(uint16_t h) {
@@ -113,10 +108,7 @@ void BFloat16ToFloatPortable(const uint16_t* in, float* out, size_t n) {
   for (size_t i = 0; i < n; ++i) out[i] = BFloat16ToFloat(in[i]);
 }
 
-bool HalfBatchUsesF16C() {
-  static const bool has = DetectF16C();
-  return has && CpuLevelAllowed(CpuLevel::kAvx2);
-}
+bool HalfBatchUsesF16C() { return CpuLevelActive(CpuLevel::kAvx2); }
 
 }  // namespace internal
 

@@ -9,11 +9,6 @@
 namespace lockstep::internal {
 namespace {
 
-bool DetectAvx2() {
-  const CpuFeatures& cpu = HostCpuFeatures();
-  return cpu.avx2 && cpu.fma && cpu.f16c;
-}
-
 template <typename From, typename To>
 void Convert(const void* data, size_t begin, size_t n, To* out) {
   const From* in = static_cast<const From*>(data) + begin;
@@ -109,9 +104,6 @@ const double* LoadDoubles(DType t, const void* data, size_t begin, size_t n,
   return buf;
 }
 
-bool UseAvx2() {
-  static const bool has = DetectAvx2();
-  return has && CpuLevelAllowed(CpuLevel::kAvx2);
-}
+bool UseAvx2() { return CpuLevelActive(CpuLevel::kAvx2); }
 
 }  // namespace lockstep::internal

@@ -62,7 +62,7 @@ bool NonFinitePortable(const float* p, size_t n) { return NonFiniteLoop(p, n); }
 #if defined(__x86_64__)
 #define LOCKSTEP_AVX2_ONLY __attribute__((target("avx2")))
 #else
-#define LOCKSTEP_AVX2_ONLY  // HostCpuFeatures().avx2 is false there
+#define LOCKSTEP_AVX2_ONLY  // CpuLevelActive(kAvx2) is false there
 #endif
 template <typename T>
 LOCKSTEP_AVX2_ONLY bool UnscaleAvx2(T* p, size_t n, T inv) {
@@ -72,10 +72,7 @@ LOCKSTEP_AVX2_ONLY bool NonFiniteAvx2(const float* p, size_t n) {
   return NonFiniteLoop(p, n);
 }
 
-bool Avx2() {
-  static const bool has = HostCpuFeatures().avx2;
-  return has && CpuLevelAllowed(CpuLevel::kAvx2);
-}
+bool Avx2() { return CpuLevelActive(CpuLevel::kAvx2); }
 
 }  // namespace
 

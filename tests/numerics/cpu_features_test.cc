@@ -69,6 +69,20 @@ TEST(CpuLevelTest, TheLimitIsSetAndAllowsLevelsUpToIt) {
   SetCpuLevelLimit(was);
 }
 
+TEST(CpuLevelTest, ActiveIsWhatTheCpuHasWithinTheLimit) {
+  const CpuLevel was = CpuLevelLimit();
+  for (CpuLevel limit : kAllCpuLevels) {
+    SetCpuLevelLimit(limit);
+    for (CpuLevel l : kAllCpuLevels) {
+      EXPECT_EQ(CpuLevelActive(l),
+                static_cast<int>(l) <= static_cast<int>(HostCpuLevel()) &&
+                    static_cast<int>(l) <= static_cast<int>(limit))
+          << CpuLevelName(l) << " under " << CpuLevelName(limit);
+    }
+  }
+  SetCpuLevelLimit(was);
+}
+
 // Prints the limit; the next test runs it alone in a child process, with
 // LOCKSTEP_CPU_LEVEL set.
 TEST(CpuLevelTest, PrintsTheLimit) {

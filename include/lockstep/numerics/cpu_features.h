@@ -68,11 +68,14 @@ CpuLevel HostCpuLevel();
 CpuLevel CpuLevelLimit();
 // Sets the limit; returns the previous one.
 CpuLevel SetCpuLevelLimit(CpuLevel limit);
-// Whether kernels may use `level`'s paths: within the limit. (A kernel
-// also checks the CPU features its path needs.)
+// Whether the limit allows `level`'s paths (whatever the CPU has).
 inline bool CpuLevelAllowed(CpuLevel level) {
   return static_cast<int>(level) <= static_cast<int>(CpuLevelLimit());
 }
+// Whether kernels take `level`'s paths now: the CPU has the level
+// (HostCpuLevel) and the limit allows it. The one question every kernel
+// with fast paths asks.
+bool CpuLevelActive(CpuLevel level);
 
 }  // namespace lockstep
 
