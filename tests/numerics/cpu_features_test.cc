@@ -9,6 +9,8 @@
 #include <sstream>
 #include <string>
 
+#include "testing/run_lockstep.h"
+
 namespace lockstep {
 namespace {
 
@@ -92,19 +94,11 @@ TEST(CpuLevelTest, PrintsTheLimit) {
 // What this test program, started again with LOCKSTEP_CPU_LEVEL=`value`,
 // prints (stdout and stderr).
 std::string ChildOutput(const std::string& value) {
-  std::string cmd = "LOCKSTEP_CPU_LEVEL='" + value +
-                    "' /proc/self/exe "
-                    "--gtest_filter=CpuLevelTest.PrintsTheLimit 2>&1";
-  // /proc/self/exe of the shell popen starts is the shell: name the test.
+  // This program's path (in the shell, /proc/self/exe is the shell).
   std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
-  cmd.replace(cmd.find("/proc/self/exe"), 14, self);
-  std::string out;
-  if (std::FILE* p = ::popen(cmd.c_str(), "r")) {
-    char buf[256];
-    while (std::fgets(buf, sizeof buf, p)) out += buf;
-    ::pclose(p);
-  }
-  return out;
+  return testing::RunCommand("LOCKSTEP_CPU_LEVEL='" + value + "' " + self +
+                             " --gtest_filter=CpuLevelTest.PrintsTheLimit")
+      .out;
 }
 
 TEST(CpuLevelTest, TheEnvironmentSetsTheFirstLimit) {
