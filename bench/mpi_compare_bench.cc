@@ -17,13 +17,11 @@
 // lockstep-mpi is absent.
 //
 // Each run also reports peak_rss_MiB, the peak resident size of the largest
-// process it started (for `mpirun -n 2`: the larger of the two compare
-// processes, normally process 0, which gathers the shares), and the program
-// ends by printing that peak under `mpirun -n 2` over the peak alone (issue
-// 34 §2's target: 0.6 or less at 8 ranks).
+// process it started (testing::RunWithPeakRss; for `mpirun -n 2`: the larger of
+// the two compare processes, normally process 0, which gathers the shares), and
+// the program ends by printing that peak under `mpirun -n 2` over the peak
+// alone (issue 34 §2's target: 0.6 or less at 8 ranks).
 #include <benchmark/benchmark.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -35,6 +33,7 @@
 #include <string>
 
 #include "lockstep/compare/compare_share.h"
+#include "testing/proc_status.h"
 #include "testing/rank_dumps.h"
 
 namespace {
@@ -69,33 +68,6 @@ std::string Dumps() {
   return dir;
 }
 
-// Runs `cmd` with the shell in a child of its own and returns its exit
-// status; *max_rss_kb: the peak resident size of the largest process the
-// command started (getrusage RUSAGE_CHILDREN of that child, which counts
-// every descendant waited for).
-int RunMeasured(const std::string& cmd, long* max_rss_kb) {
-  int fds[2];
-  if (::pipe(fds) != 0) return -1;
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    ::close(fds[0]);
-    int rc = std::system(cmd.c_str());
-    struct rusage ru;
-    ::getrusage(RUSAGE_CHILDREN, &ru);
-    long kb = ru.ru_maxrss;
-    if (::write(fds[1], &kb, sizeof kb) != sizeof kb) _exit(127);
-    _exit(WIFEXITED(rc) ? WEXITSTATUS(rc) : 127);
-  }
-  ::close(fds[1]);
-  long kb = 0;
-  if (pid < 0 || ::read(fds[0], &kb, sizeof kb) != sizeof kb) kb = 0;
-  ::close(fds[0]);
-  int status = 0;
-  if (pid > 0) ::waitpid(pid, &status, 0);
-  *max_rss_kb = kb;
-  return status;
-}
-
 // Peak resident size (MiB) of each launcher's runs, for the closing ratio.
 std::map<std::string, double>& Peaks() {
   static std::map<std::string, double> peaks;
@@ -118,10 +90,11 @@ void RunCompare(benchmark::State& state, const std::string& launcher) {
   for (auto _ : state) {
     fs::remove_all(dir + "out");
     long kb = 0;
-    int rc = RunMeasured(cmd, &kb);
+    int code = lockstep::testing::RunWithPeakRss(cmd, &kb);
     peak_kb = std::max(peak_kb, kb);
-    if (!WIFEXITED(rc) || WEXITSTATUS(rc) != 1)  // the dumps diverge
-      state.SkipWithError(("exit " + std::to_string(rc) + ": " + cmd).c_str());
+    if (code != 1)  // the dumps diverge
+      state.SkipWithError(
+          ("exit " + std::to_string(code) + ": " + cmd).c_str());
   }
   const double mib = static_cast<double>(peak_kb) / 1024.0;
   state.counters["peak_rss_MiB"] = mib;

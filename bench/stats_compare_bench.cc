@@ -14,20 +14,21 @@
 //   build/bin/stats_compare_bench --benchmark_repetitions=3
 //       --benchmark_report_aggregates_only=true
 //
-// Counters: peak_rss_MiB of the compare (GNU time), KB_per_row, report_MB
-// (report.html and the report files beside it), and for the json.load
-// baseline nothing but its time. Ratio to report: compare time over
-// json.load time of the same pair (the target is 0.5).
+// Counters: peak_rss_MiB of the compare (testing::RunWithPeakRss),
+// KB_per_row, report_MB (report.html and the report files beside it), and
+// for the json.load baseline nothing but its time. Ratio to report: compare
+// time over json.load time of the same pair (the target is 0.5).
 #include <benchmark/benchmark.h>
 #include <unistd.h>
 
-#include <cctype>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
+
+#include "testing/proc_status.h"
 
 namespace {
 
@@ -139,19 +140,10 @@ double ReportMB(const std::string& out) {
   return static_cast<double>(bytes) / 1e6;
 }
 
-// Runs `cmd` under GNU time; returns peak RSS in KB (-1 on failure).
+// Runs `cmd`; returns its peak RSS in KB (-1 on failure).
 long Timed(const std::string& cmd) {
-  std::string full =
-      "/usr/bin/time -f %M -o " + Dir() + "/rss " + cmd + " >/dev/null 2>&1";
-  if (std::system(full.c_str()) == -1) return -1;
-  // GNU time writes "Command exited with non-zero status 1" first when
-  // the compare finds a difference: the figure is the last line.
-  std::ifstream in(Dir() + "/rss");
   long kb = -1;
-  for (std::string line; std::getline(in, line);) {
-    if (!line.empty() && std::isdigit(static_cast<unsigned char>(line[0])))
-      kb = std::atol(line.c_str());
-  }
+  lockstep::testing::RunWithPeakRss(cmd + " >/dev/null 2>&1", &kb);
   return kb;
 }
 
